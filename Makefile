@@ -1,0 +1,64 @@
+# katrace build. Each component folder has a module.mk that adds its own targets; this file holds
+# the shared flags and the entry points (all, test, demo, bench, tsan, asan).
+#
+#   make            plugin, tools, device code and test binaries into $(BUILD)
+#   make test       build and run every test binary; ends with "N passed, N failed"
+#   make demo       run katrace-sim end to end with the plugin; prints the trace path and summary
+#   make bench      run the benchmarks recorded in BENCHMARKS.md
+#   make tsan       the test suite under ThreadSanitizer (build/tsan)
+#   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
+
+BUILD ?= build
+SAN ?=
+CXX ?= g++
+NVCC ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+
+OPT ?= -O2 -g
+CXXSTD := -std=c++17
+WARN := -Wall -Wextra -Werror
+CPPFLAGS := -Iinclude -I. -MMD -MP
+CXXFLAGS := $(CXXSTD) $(OPT) $(WARN) -fPIC -pthread
+LDFLAGS := -pthread
+LDLIBS :=
+ifneq ($(SAN),)
+CXXFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SAN)
+endif
+
+GTEST_LIBS := -lgtest -lgtest_main -pthread
+BENCH_LIBS := -lbenchmark -pthread
+
+# Filled in by the module.mk files.
+ALL_TARGETS :=
+TEST_BINS :=
+BENCH_CMDS :=
+
+.PHONY: all test demo bench tsan asan clean
+all: all-targets
+
+include plugin/module.mk
+include proxy_drain/module.mk
+include device/module.mk
+include tools/module.mk
+include test/module.mk
+
+all-targets: $(ALL_TARGETS)
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+test: $(ALL_TARGETS) $(TEST_BINS)
+	@BUILD=$(BUILD) test/run_tests.sh $(TEST_BINS)
+
+tsan:
+	$(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1 test
+
+asan:
+	$(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1 test
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,201 @@
+#include "plugin/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+
+namespace katrace {
+namespace {
+
+// A pool slot index travels in 21 bits of the handle (see handle_codec.h).
+constexpr uint32_t kMaxPoolSize = 1u << 21;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool ParseUnsigned(const std::string& text, uint64_t max, uint64_t* out) {
+  std::string t = Trim(text);
+  if (t.empty() || t[0] == '-' || t[0] == '+') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = strtoull(t.c_str(), &end, 0);
+  if (errno != 0 || end == t.c_str() || *end != '\0' || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseBool(const std::string& text, bool* out) {
+  std::string t = Lower(Trim(text));
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return *out = true, true;
+  if (t == "0" || t == "false" || t == "no" || t == "off") return *out = false, true;
+  return false;
+}
+
+// Extra names users reach for, mapped to kinds or kind sets.
+struct MaskAlias {
+  const char* name;
+  int bits;
+};
+constexpr MaskAlias kMaskAliases[] = {
+    {"api", ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch},
+    {"proxy", ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileProxyCtrl},
+    {"net", ncclProfileNetPlugin},
+    {"gpu", ncclProfileKernelCh | ncclProfileKernelStep},
+    {"ce", ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch},
+};
+
+bool LookupMaskName(const std::string& name, int* bits) {
+  if (name == "all") {
+    int all = 0;
+    for (const KindInfo& k : kKindInfo) all |= static_cast<int>(k.type_bit);
+    return *bits = all, true;
+  }
+  if (name == "none") return *bits = 0, true;
+  if (name == "default") return *bits = kDefaultMask, true;
+  for (const KindInfo& k : kKindInfo) {
+    if (Lower(k.name) == name) return *bits = static_cast<int>(k.type_bit), true;
+  }
+  for (const MaskAlias& a : kMaskAliases) {
+    if (name == a.name) return *bits = a.bits, true;
+  }
+  return false;
+}
+
+void ReadBool(const EnvLookup& env, const WarnSink& warn, const char* var, bool* out) {
+  const char* v = env(var);
+  if (v == nullptr) return;
+  if (!ParseBool(v, out)) {
+    warn(std::string(var) + "='" + v + "' is not a boolean (use 0/1); using " + (*out ? "1" : "0"));
+  }
+}
+
+}  // namespace
+
+bool ParseMask(const std::string& text, int* mask, std::string* error) {
+  std::string t = Lower(Trim(text));
+  if (t.empty()) return *error = "empty mask", false;
+  uint64_t number = 0;
+  if (isdigit(static_cast<unsigned char>(t[0]))) {
+    if (!ParseUnsigned(t, 0x7fffffffull, &number)) return *error = "not a valid number", false;
+    return *mask = static_cast<int>(number), true;
+  }
+  int result = 0;
+  size_t pos = 0;
+  while (pos <= t.size()) {
+    size_t end = t.find_first_of(",+| ", pos);
+    if (end == std::string::npos) end = t.size();
+    std::string word = t.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    bool remove = word[0] == '-';
+    if (remove) word.erase(0, 1);
+    int bits = 0;
+    if (!LookupMaskName(word, &bits)) return *error = "unknown event name '" + word + "'", false;
+    result = remove ? (result & ~bits) : (result | bits);
+  }
+  *mask = result;
+  return true;
+}
+
+std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size();) {
+    auto take = [&](const char* key, const std::string& value) {
+      size_t n = strlen(key);
+      if (tmpl.compare(i, n, key) != 0) return false;
+      out += value;
+      i += n;
+      return true;
+    };
+    if (take("{rank}", std::to_string(rank)) || take("{pid}", std::to_string(pid)) ||
+        take("{host}", host)) {
+      continue;
+    }
+    out += tmpl[i++];
+  }
+  return out;
+}
+
+Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
+  Config c;
+  for (int i = 0; i < kKindCount; ++i) c.pool_size[i] = kKindInfo[i].default_pool;
+
+  const char* mask_var = env("KATRACE_MASK") ? "KATRACE_MASK" : "NCCL_PROFILE_EVENT_MASK";
+  if (const char* v = env(mask_var)) {
+    std::string error;
+    int mask = 0;
+    if (ParseMask(v, &mask, &error)) {
+      c.mask = mask;
+      c.mask_from_env = true;
+    } else {
+      warn(std::string(mask_var) + "='" + v + "': " + error + "; using the default mask " +
+           std::to_string(kDefaultMask) + " (coll,p2p,api,proxyop,kernelch,kernelstep)");
+    }
+  }
+
+  if (const char* v = env("KATRACE_OUTPUT")) {
+    if (*v == '\0') {
+      warn("KATRACE_OUTPUT is empty; using '" + c.output + "'");
+    } else {
+      c.output = v;
+    }
+  } else if (const char* prefix = env("NCCL_PROFILE_DUMP_FILE")) {
+    if (*prefix != '\0') c.output = std::string(prefix) + "_{rank}.json";
+  }
+  c.gzip = c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0;
+  ReadBool(env, warn, "KATRACE_GZIP", &c.gzip);
+  if (c.gzip && !(c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0)) {
+    c.output += ".gz";
+  }
+  ReadBool(env, warn, "KATRACE_SUMMARY", &c.summary);
+  if (const char* v = env("KATRACE_SUMMARY_FILE")) c.summary_path = v;
+  ReadBool(env, warn, "KATRACE_NVTX", &c.nvtx);
+
+  auto read_size = [&](const std::string& var, uint32_t* out) {
+    const char* v = env(var.c_str());
+    if (v == nullptr) return;
+    uint64_t n = 0;
+    if (!ParseUnsigned(v, kMaxPoolSize, &n) || n == 0) {
+      warn(var + "='" + v + "' is not a pool size in 1.." + std::to_string(kMaxPoolSize) +
+           "; using " + std::to_string(*out));
+      return;
+    }
+    *out = static_cast<uint32_t>(n);
+  };
+  if (env("KATRACE_POOL_SIZE")) {
+    uint32_t all = 0;
+    read_size("KATRACE_POOL_SIZE", &all);
+    if (all != 0) {
+      for (uint32_t& p : c.pool_size) p = all;
+    }
+  }
+  for (int i = 0; i < kKindCount; ++i) {
+    // NCCL's example plugin names keep working; ours win when both are set.
+    read_size(std::string("NCCL_PROFILE_") + kKindInfo[i].pool_env + "_POOL_SIZE", &c.pool_size[i]);
+    read_size(std::string("KATRACE_POOL_") + kKindInfo[i].pool_env, &c.pool_size[i]);
+  }
+  if (const char* v = env("KATRACE_QUEUE_RECORDS")) {
+    uint64_t n = 0;
+    if (!ParseUnsigned(v, 1u << 24, &n) || n < 64) {
+      warn(std::string("KATRACE_QUEUE_RECORDS='") + v + "' is not in 64..16777216; using " +
+           std::to_string(c.queue_records));
+    } else {
+      c.queue_records = static_cast<uint32_t>(n);
+    }
+  }
+  return c;
+}
+
+}  // namespace katrace

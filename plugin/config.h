@@ -1,0 +1,54 @@
+// Configuration read once per process from the environment. Every bad value is reported (one line
+// naming the variable, the value and what is used instead) and replaced by its default.
+#ifndef KATRACE_PLUGIN_CONFIG_H_
+#define KATRACE_PLUGIN_CONFIG_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "plugin/event_kind.h"
+
+namespace katrace {
+
+// Coll, P2p, their API parents, kernel launches, proxy ops, and GPU time per channel and per
+// slice: the picture most users want. ProxyStep, NetPlugin and ProxyCtrl are voluminous and
+// opt-in.
+constexpr int kDefaultMask = ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi |
+                             ncclProfileKernelLaunch | ncclProfileColl | ncclProfileP2p |
+                             ncclProfileProxyOp | ncclProfileKernelCh | ncclProfileKernelStep;
+
+struct Config {
+  int mask = kDefaultMask;
+  bool mask_from_env = false;
+  // Output path template: {rank}, {pid}, {host} are substituted. ".gz" at the end, or gzip=true,
+  // writes gzip.
+  std::string output = "katrace-{host}-{pid}.json";
+  bool gzip = false;
+  bool summary = true;
+  std::string summary_path;  // empty: next to the trace, "<trace>.summary.txt"
+  bool nvtx = true;
+  uint32_t pool_size[kKindCount] = {};
+  uint32_t queue_records = 1u << 16;  // writer queue capacity, in records
+};
+
+// Lookup of an environment variable; returns nullptr when unset. Injected so tests need not
+// touch the real environment.
+using EnvLookup = std::function<const char*(const char*)>;
+using WarnSink = std::function<void(const std::string&)>;
+
+Config ReadConfig(const EnvLookup& env, const WarnSink& warn);
+
+// Mask grammar: a number (decimal or 0x hex), or a comma/plus/pipe separated list of kind names
+// (case-insensitive), "all", "none" or "default"; "-name" removes a kind. Returns false with
+// |error| set on anything it does not understand.
+bool ParseMask(const std::string& text, int* mask, std::string* error);
+
+// Substitutes {rank}, {pid}, {host} (and {comm} when given) in |tmpl|.
+std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host);
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_CONFIG_H_

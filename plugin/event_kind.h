@@ -1,0 +1,89 @@
+// The event kinds katrace records, one per NCCL type bit, in a dense index for per-kind tables.
+#ifndef KATRACE_PLUGIN_EVENT_KIND_H_
+#define KATRACE_PLUGIN_EVENT_KIND_H_
+
+#include <stdint.h>
+
+#include "nccl_profiler/common.h"
+#include "nccl_profiler/kernel_step.h"
+
+namespace katrace {
+
+enum class Kind : uint8_t {
+  kGroupApi,
+  kCollApi,
+  kP2pApi,
+  kKernelLaunch,
+  kGroup,
+  kColl,
+  kP2p,
+  kProxyOp,
+  kProxyStep,
+  kProxyCtrl,
+  kKernelCh,
+  kNetPlugin,
+  kCeColl,
+  kCeSync,
+  kCeBatch,
+  kKernelStep,
+};
+constexpr int kKindCount = 16;
+
+struct KindInfo {
+  const char* name;       // as written in traces, summaries and the mask grammar
+  uint64_t type_bit;      // the NCCL descriptor type / mask bit
+  const char* pool_env;   // suffix of KATRACE_POOL_<suffix>
+  uint32_t default_pool;  // live events of this kind per communicator
+};
+
+// Defaults size each pool for the live (not yet completed) events of a busy communicator, not
+// for the trace: completed events leave the pool at once.
+inline constexpr KindInfo kKindInfo[kKindCount] = {
+    {"GroupApi", ncclProfileGroupApi, "GROUP_API", 1024},
+    {"CollApi", ncclProfileCollApi, "COLL_API", 1024},
+    {"P2pApi", ncclProfileP2pApi, "P2P_API", 1024},
+    {"KernelLaunch", ncclProfileKernelLaunch, "KERNEL_LAUNCH", 512},
+    {"Group", ncclProfileGroup, "GROUP", 1024},
+    {"Coll", ncclProfileColl, "COLL", 1024},
+    {"P2p", ncclProfileP2p, "P2P", 1024},
+    {"ProxyOp", ncclProfileProxyOp, "PROXY_OP", 2048},
+    {"ProxyStep", ncclProfileProxyStep, "PROXY_STEP", 4096},
+    {"ProxyCtrl", ncclProfileProxyCtrl, "PROXY_CTRL", 256},
+    {"KernelCh", ncclProfileKernelCh, "KERNEL_CH", 2048},
+    {"NetPlugin", ncclProfileNetPlugin, "NET_PLUGIN", 4096},
+    {"CeColl", ncclProfileCeColl, "CE_COLL", 256},
+    {"CeSync", ncclProfileCeSync, "CE_SYNC", 256},
+    {"CeBatch", ncclProfileCeBatch, "CE_BATCH", 256},
+    {"KernelStep", ncclProfileKernelStep, "KERNEL_STEP", 16384},
+};
+
+inline const char* KindName(Kind k) { return kKindInfo[static_cast<int>(k)].name; }
+
+struct KindByBit {
+  int8_t kind[32];
+  constexpr KindByBit() : kind() {
+    for (int b = 0; b < 32; ++b) kind[b] = -1;
+    for (int i = 0; i < kKindCount; ++i) {
+      for (int b = 0; b < 32; ++b) {
+        if (kKindInfo[i].type_bit == (1ull << b)) kind[b] = static_cast<int8_t>(i);
+      }
+    }
+  }
+};
+inline constexpr KindByBit kKindByBit{};
+
+// Maps a descriptor type (exactly one bit) to a kind; false for anything else.
+inline bool KindFromType(uint64_t type, Kind* out) {
+  if (type == 0 || (type & (type - 1)) != 0 || type >= (1ull << 32)) return false;
+  int k = kKindByBit.kind[__builtin_ctzll(type)];
+  if (k < 0) return false;
+  *out = static_cast<Kind>(k);
+  return true;
+}
+
+// Kinds whose times are GPU %globaltimer stamps rather than host callback times.
+inline bool IsGpuKind(Kind k) { return k == Kind::kKernelCh || k == Kind::kKernelStep; }
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_EVENT_KIND_H_

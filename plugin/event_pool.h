@@ -1,0 +1,63 @@
+// Fixed-capacity pool of live events of one kind in one communicator. A slot is taken at start
+// and given back exactly when the event and all its children are done (holds reach zero), so a
+// live slot is never reused; the free list is a FIFO so a just-freed slot is reused last, which
+// keeps its tombstone (the last occupant's record id) readable for late children as long as
+// possible. An event that never stops keeps one slot and nothing else.
+#ifndef KATRACE_PLUGIN_EVENT_POOL_H_
+#define KATRACE_PLUGIN_EVENT_POOL_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <memory>
+
+#include "plugin/bounded_mpmc_queue.h"
+#include "plugin/event_record.h"
+#include "plugin/slot_state.h"
+
+namespace katrace {
+
+// The fixed tag at offset 0 of every slot: "KATRACE" + format version.
+constexpr uint64_t kSlotTag = 0x4b41545241434501ull;
+
+struct EventSlot {
+  uint64_t tag = kSlotTag;
+  std::atomic<uint64_t> state{0};  // see slot_state.h
+  // Coll/P2p: GPU extent of the children, in %globaltimer ns.
+  std::atomic<uint64_t> gpu_min{UINT64_MAX};
+  std::atomic<uint64_t> gpu_max{0};
+  // (generation << 40) | record id of the last completed occupant.
+  std::atomic<uint64_t> tombstone{0};
+  void* parent_handle = nullptr;  // encoded handle whose hold this event owns, or null
+  uint64_t nvtx_range = 0;
+  EventRecord rec{};
+};
+
+class EventPool {
+ public:
+  EventPool(uint32_t size, uint32_t first_generation)
+      : size_(size), slots_(new EventSlot[size]), free_(size) {
+    for (uint32_t i = 0; i < size; ++i) {
+      slots_[i].state.store(SlotState::Free(first_generation), std::memory_order_relaxed);
+      free_.TryPush(i);
+    }
+  }
+
+  uint32_t size() const { return size_; }
+  EventSlot& slot(uint32_t i) { return slots_[i]; }
+
+  // Returns false when every slot is live.
+  bool Acquire(uint32_t* index) { return free_.TryPop(index); }
+  void Release(uint32_t index) { free_.TryPush(index); }
+
+  std::atomic<uint64_t> drops{0};
+
+ private:
+  uint32_t size_;
+  std::unique_ptr<EventSlot[]> slots_;
+  BoundedMpmcQueue<uint32_t> free_;
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_EVENT_POOL_H_

@@ -1,0 +1,70 @@
+// Event handles and context values are encoded integers, not pointers. NCCL treats both as opaque
+// (it only compares them with NULL), so katrace never dereferences a value it did not make:
+// a handle decodes to (context slot, kind, pool slot, generation) and is checked against the
+// live tables. A stale handle (its slot recycled) fails the generation check; a foreign or
+// garbage pointer fails the magic nibble, since user-space pointers have 0 in the top nibble.
+#ifndef KATRACE_PLUGIN_HANDLE_CODEC_H_
+#define KATRACE_PLUGIN_HANDLE_CODEC_H_
+
+#include <stdint.h>
+
+#include "plugin/event_kind.h"
+
+namespace katrace {
+
+// Handle layout: [63:60] magic | [59:50] context slot | [49:45] kind | [44:24] pool slot |
+// [23:0] generation.
+constexpr uint64_t kHandleMagic = 0xA;
+constexpr int kContextBits = 10;
+constexpr uint32_t kMaxContexts = 1u << kContextBits;
+constexpr int kSlotBits = 21;
+constexpr int kGenerationBits = 24;
+constexpr uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
+
+struct HandleFields {
+  uint32_t context;
+  Kind kind;
+  uint32_t slot;
+  uint32_t generation;
+};
+
+inline void* EncodeHandle(uint32_t context, Kind kind, uint32_t slot, uint32_t generation) {
+  uint64_t v = (kHandleMagic << 60) | (static_cast<uint64_t>(context) << 50) |
+               (static_cast<uint64_t>(kind) << 45) | (static_cast<uint64_t>(slot) << 24) |
+               (generation & kGenerationMask);
+  return reinterpret_cast<void*>(v);
+}
+
+inline bool DecodeHandle(const void* handle, HandleFields* out) {
+  uint64_t v = reinterpret_cast<uint64_t>(handle);
+  if ((v >> 60) != kHandleMagic) return false;
+  uint32_t kind = static_cast<uint32_t>((v >> 45) & 0x1f);
+  if (kind >= static_cast<uint32_t>(kKindCount)) return false;
+  out->context = static_cast<uint32_t>((v >> 50) & (kMaxContexts - 1));
+  out->kind = static_cast<Kind>(kind);
+  out->slot = static_cast<uint32_t>((v >> 24) & ((1u << kSlotBits) - 1));
+  out->generation = static_cast<uint32_t>(v & kGenerationMask);
+  return true;
+}
+
+// Context values: [63:60] magic | [59:50] context slot | [49:0] serial of the context in that
+// slot, so a context value from an earlier occupant of the slot is recognised as stale.
+constexpr uint64_t kContextMagic = 0xB;
+constexpr uint64_t kContextSerialMask = (1ull << 50) - 1;
+
+inline void* EncodeContext(uint32_t slot, uint64_t serial) {
+  return reinterpret_cast<void*>((kContextMagic << 60) | (static_cast<uint64_t>(slot) << 50) |
+                                 (serial & kContextSerialMask));
+}
+
+inline bool DecodeContext(const void* context, uint32_t* slot, uint64_t* serial) {
+  uint64_t v = reinterpret_cast<uint64_t>(context);
+  if ((v >> 60) != kContextMagic) return false;
+  *slot = static_cast<uint32_t>((v >> 50) & (kMaxContexts - 1));
+  *serial = v & kContextSerialMask;
+  return true;
+}
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_HANDLE_CODEC_H_

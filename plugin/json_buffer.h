@@ -1,0 +1,118 @@
+// Append-only text buffer with the few JSON primitives the trace needs. Numbers are formatted
+// from integers (no floating point, no locale), and times in microseconds keep exactly three
+// decimals, i.e. nanosecond precision, as Perfetto reads them.
+#ifndef KATRACE_PLUGIN_JSON_BUFFER_H_
+#define KATRACE_PLUGIN_JSON_BUFFER_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <string>
+
+namespace katrace {
+
+class JsonBuffer {
+ public:
+  const std::string& str() const { return out_; }
+  size_t size() const { return out_.size(); }
+  void clear() { out_.clear(); }
+
+  JsonBuffer& Raw(const char* s) {
+    out_.append(s);
+    return *this;
+  }
+  JsonBuffer& Raw(const char* s, size_t n) {
+    out_.append(s, n);
+    return *this;
+  }
+  JsonBuffer& Char(char c) {
+    out_.push_back(c);
+    return *this;
+  }
+
+  JsonBuffer& Uint(uint64_t v) {
+    char tmp[24];
+    char* p = tmp + sizeof(tmp);
+    do {
+      *--p = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    out_.append(p, static_cast<size_t>(tmp + sizeof(tmp) - p));
+    return *this;
+  }
+
+  JsonBuffer& Int(int64_t v) {
+    if (v < 0) {
+      out_.push_back('-');
+      return Uint(static_cast<uint64_t>(-(v + 1)) + 1);
+    }
+    return Uint(static_cast<uint64_t>(v));
+  }
+
+  // Nanoseconds written as microseconds with three decimals: 12345 -> "12.345".
+  JsonBuffer& Micros(int64_t ns) {
+    if (ns < 0) {
+      out_.push_back('-');
+      ns = -ns;
+    }
+    Uint(static_cast<uint64_t>(ns) / 1000);
+    unsigned frac = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+    char f[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                 static_cast<char>('0' + frac % 10)};
+    out_.append(f, 4);
+    return *this;
+  }
+
+  JsonBuffer& Hex64(uint64_t v) {
+    static const char kDigits[] = "0123456789abcdef";
+    char tmp[16];
+    for (int i = 15; i >= 0; --i, v >>= 4) tmp[i] = kDigits[v & 0xf];
+    out_.append(tmp, 16);
+    return *this;
+  }
+
+  // A quoted, escaped JSON string; NULL becomes "" so a missing NCCL string never breaks the file.
+  JsonBuffer& String(const char* s) {
+    out_.push_back('"');
+    if (s != nullptr) Escaped(s, strlen(s));
+    out_.push_back('"');
+    return *this;
+  }
+  JsonBuffer& String(const std::string& s) {
+    out_.push_back('"');
+    Escaped(s.data(), s.size());
+    out_.push_back('"');
+    return *this;
+  }
+
+  // "key":
+  JsonBuffer& Key(const char* key) {
+    out_.push_back('"');
+    out_.append(key);
+    out_.append("\":", 2);
+    return *this;
+  }
+
+ private:
+  void Escaped(const char* s, size_t n) {
+    static const char kHex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; ++i) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      if (c == '"' || c == '\\') {
+        out_.push_back('\\');
+        out_.push_back(static_cast<char>(c));
+      } else if (c < 0x20) {
+        char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+        out_.append(esc, 6);
+      } else {
+        out_.push_back(static_cast<char>(c));
+      }
+    }
+  }
+
+  std::string out_;
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_JSON_BUFFER_H_

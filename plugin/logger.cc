@@ -1,0 +1,29 @@
+#include "plugin/logger.h"
+
+#include <stdio.h>
+
+namespace katrace {
+namespace {
+
+std::atomic<ncclDebugLogger_t> g_logger{nullptr};
+
+void Emit(ncclDebugLogLevel level, const std::string& message) {
+  ncclDebugLogger_t log = g_logger.load(std::memory_order_acquire);
+  if (log != nullptr) {
+    log(level, NCCL_PROFILE, __FILE__, __LINE__, "katrace: %s", message.c_str());
+    return;
+  }
+  // Without NCCL's logger (a driver that passed none), warnings still reach the user.
+  if (level == NCCL_LOG_WARN) fprintf(stderr, "katrace WARN %s\n", message.c_str());
+}
+
+}  // namespace
+
+void SetNcclLogger(ncclDebugLogger_t logfn) {
+  if (logfn != nullptr) g_logger.store(logfn, std::memory_order_release);
+}
+
+void LogWarn(const std::string& message) { Emit(NCCL_LOG_WARN, message); }
+void LogInfo(const std::string& message) { Emit(NCCL_LOG_INFO, message); }
+
+}  // namespace katrace

@@ -1,0 +1,114 @@
+#include "plugin/output_sink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin/logger.h"
+
+namespace katrace {
+
+OutputSink::~OutputSink() {
+  if (file_ != nullptr) fclose(file_);
+  if (gz_ != nullptr) gzclose(gz_);
+}
+
+bool OutputSink::OpenAt(const std::string& path, std::string* error) {
+  // A device (/dev/null, /dev/stdout) is written directly: it cannot be renamed onto.
+  direct_ = path.compare(0, 5, "/dev/") == 0;
+  std::string tmp = direct_ ? path : path + ".tmp";
+  if (gzip_) {
+    gz_ = gzopen(tmp.c_str(), "wb6");
+    if (gz_ == nullptr) {
+      *error = errno != 0 ? strerror(errno) : "gzopen failed";
+      return false;
+    }
+    gzbuffer(gz_, 1 << 20);
+  } else {
+    file_ = fopen(tmp.c_str(), "wb");
+    if (file_ == nullptr) {
+      *error = strerror(errno);
+      return false;
+    }
+    setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  }
+  path_ = path;
+  tmp_path_ = tmp;
+  return true;
+}
+
+bool OutputSink::Open(const std::string& path, bool gzip) {
+  gzip_ = gzip;
+  std::string error;
+  errno = 0;
+  if (OpenAt(path, &error)) return true;
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  const char* tmpdir = getenv("TMPDIR");
+  std::string fallback = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/" + base;
+  std::string error2;
+  errno = 0;
+  if (fallback != path && OpenAt(fallback, &error2)) {
+    LogWarn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + fallback +
+            "' instead");
+    return true;
+  }
+  LogWarn("cannot write the trace to '" + path + "' (" + error +
+          "); no trace file will be written, the job goes on (set KATRACE_OUTPUT to a writable path)");
+  failed_ = true;
+  return false;
+}
+
+void OutputSink::Fail(const std::string& what, int err) {
+  ++io_errors_;
+  if (failed_) return;
+  failed_ = true;
+  LogWarn(what + " '" + tmp_path_ + "' failed (" + strerror(err) +
+          "); the rest of the trace is lost, the job goes on; the partial file is kept");
+}
+
+void OutputSink::Write(const char* data, size_t n) {
+  if (failed_ || n == 0) return;
+  errno = 0;
+  if (gz_ != nullptr) {
+    int w = gzwrite(gz_, data, static_cast<unsigned>(n));
+    if (w <= 0 || static_cast<size_t>(w) != n) {
+      int err = 0;
+      gzerror(gz_, &err);
+      Fail("writing", err == Z_ERRNO && errno != 0 ? errno : EIO);
+      return;
+    }
+  } else if (file_ != nullptr) {
+    if (fwrite(data, 1, n, file_) != n) {
+      Fail("writing", errno != 0 ? errno : EIO);
+      return;
+    }
+  } else {
+    return;
+  }
+  bytes_ += n;
+}
+
+bool OutputSink::Commit() {
+  bool ok = !failed_;
+  errno = 0;
+  if (gz_ != nullptr) {
+    int rc = gzclose(gz_);
+    gz_ = nullptr;
+    if (rc != Z_OK && ok) Fail("closing", errno != 0 ? errno : EIO), ok = false;
+  } else if (file_ != nullptr) {
+    int rc = fclose(file_);
+    file_ = nullptr;
+    if (rc != 0 && ok) Fail("closing", errno != 0 ? errno : EIO), ok = false;
+  } else {
+    return false;
+  }
+  if (!ok) return false;
+  if (!direct_ && rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    Fail("renaming", errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace katrace

@@ -1,0 +1,68 @@
+#include "plugin/track_table.h"
+
+namespace katrace {
+
+bool NestingLane::Fits(uint64_t start, uint64_t end) const {
+  const auto key = std::make_pair(start, ~end);
+  // Slices starting inside [start, end): each must end by |end| (be a child).
+  for (auto it = slices_.lower_bound(key); it != slices_.end() && it->first.first < end; ++it) {
+    if (it->second > end) return false;
+  }
+  // Slices starting before: each must end by |start| (disjoint) or at/after |end| (an ancestor).
+  // In a nested lane the first ancestor found encloses everything further back.
+  auto it = slices_.lower_bound(key);
+  for (int walked = 0; it != slices_.begin(); ++walked) {
+    --it;
+    if (walked >= kMaxAncestorWalk) return false;  // cannot prove it fits: play safe
+    uint64_t other_end = it->second;
+    if (other_end >= end) return true;
+    if (other_end > start) return false;
+  }
+  return true;
+}
+
+void NestingLane::Insert(uint64_t start, uint64_t end) {
+  slices_.emplace(std::make_pair(start, ~end), end);
+  if (slices_.size() > kMaxKept) {
+    auto cut = slices_.begin();
+    std::advance(cut, kMaxKept / 2);
+    slices_.erase(slices_.begin(), cut);
+  }
+}
+
+int TrackTable::NewTid(const std::string& name, int sort_index) {
+  int tid = next_tid_++;
+  on_new_track_(tid, name, sort_index);
+  return tid;
+}
+
+int TrackTable::Place(const TrackKey& key, uint64_t start, uint64_t end,
+                      const std::function<std::string()>& name) {
+  if (end < start) end = start;
+  auto found = tracks_.find(key);
+  if (found == tracks_.end()) {
+    Track t;
+    t.name = name();
+    // Host threads first, then proxy, then GPU tracks, in creation order within each group.
+    t.sort_index = static_cast<int>(key.type) * 100000 + next_tid_;
+    found = tracks_.emplace(key, std::move(t)).first;
+    Track& track = found->second;
+    track.lanes.emplace_back(new NestingLane(NewTid(track.name, track.sort_index)));
+  }
+  Track& track = found->second;
+  for (size_t i = 0; i < track.lanes.size(); ++i) {
+    NestingLane& lane = *track.lanes[i];
+    if (lane.Fits(start, end) || (i + 1 == track.lanes.size() && i + 1 == kMaxLanes)) {
+      lane.Insert(start, end);
+      if (i > 0) ++overflow_moves_;
+      return lane.tid();
+    }
+  }
+  std::string lane_name = track.name + " (overflow " + std::to_string(track.lanes.size()) + ")";
+  track.lanes.emplace_back(new NestingLane(NewTid(lane_name, track.sort_index)));
+  track.lanes.back()->Insert(start, end);
+  ++overflow_moves_;
+  return track.lanes.back()->tid();
+}
+
+}  // namespace katrace

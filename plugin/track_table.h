@@ -1,0 +1,101 @@
+// Assigns every slice a Perfetto track (a tid) and guarantees that slices on one track nest:
+// a slice that would partially overlap one already placed moves to the track's next overflow
+// lane, which is a track of its own, and the move is counted. Records reach the writer in
+// completion order, not start order, so the check looks both ways around the new slice.
+#ifndef KATRACE_PLUGIN_TRACK_TABLE_H_
+#define KATRACE_PLUGIN_TRACK_TABLE_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace katrace {
+
+enum class TrackType : uint8_t {
+  kHost,         // one host thread
+  kProxyOp,      // (context, channel, direction, peer)
+  kProxyStep,    // (context, channel, direction, peer, lane = step mod 8)
+  kProxyCtrl,    // (context)
+  kNet,          // (context)
+  kGpuComm,      // (context): Coll/P2p GPU extents
+  kGpuChannel,   // (context, channel): KernelCh
+  kGpuStep,      // (context, channel, direction, peer): KernelSteps
+};
+
+struct TrackKey {
+  TrackType type;
+  uint8_t channel = 0;
+  uint8_t send = 0;
+  uint8_t lane = 0;
+  uint16_t context = 0;
+  int32_t peer = 0;
+  uint32_t os_tid = 0;
+
+  bool operator==(const TrackKey& o) const {
+    return type == o.type && channel == o.channel && send == o.send && lane == o.lane &&
+           context == o.context && peer == o.peer && os_tid == o.os_tid;
+  }
+};
+
+struct TrackKeyHash {
+  size_t operator()(const TrackKey& k) const {
+    uint64_t a = (static_cast<uint64_t>(k.type) << 56) | (static_cast<uint64_t>(k.channel) << 48) |
+                 (static_cast<uint64_t>(k.send) << 40) | (static_cast<uint64_t>(k.lane) << 32) |
+                 (static_cast<uint64_t>(k.context) << 16);
+    uint64_t b = (static_cast<uint64_t>(static_cast<uint32_t>(k.peer)) << 32) | k.os_tid;
+    return static_cast<size_t>((a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull >> 7);
+  }
+};
+
+// Slices of one lane, checked for partial overlap. Memory is bounded: only the most recent
+// |kMaxKept| slices are remembered.
+class NestingLane {
+ public:
+  explicit NestingLane(int tid) : tid_(tid) {}
+  int tid() const { return tid_; }
+  bool Fits(uint64_t start, uint64_t end) const;
+  void Insert(uint64_t start, uint64_t end);
+
+ private:
+  static constexpr size_t kMaxKept = 8192;
+  static constexpr int kMaxAncestorWalk = 64;
+  int tid_;
+  // Keyed by (start, ~end) so that among equal starts the longer slice (the parent) comes first.
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> slices_;
+};
+
+class TrackTable {
+ public:
+  // Called once per new track (and lane) so the writer can emit its thread_name metadata.
+  using NewTrackFn = std::function<void(int tid, const std::string& name, int sort_index)>;
+  explicit TrackTable(NewTrackFn on_new_track) : on_new_track_(std::move(on_new_track)) {}
+
+  // Returns the tid for a slice [start, end] on |key|; |name| builds the track's name on first use.
+  int Place(const TrackKey& key, uint64_t start, uint64_t end, const std::function<std::string()>& name);
+
+  uint64_t overflow_moves() const { return overflow_moves_; }
+
+ private:
+  static constexpr int kMaxLanes = 32;
+  struct Track {
+    std::string name;
+    int sort_index;
+    std::vector<std::unique_ptr<NestingLane>> lanes;
+  };
+  int NewTid(const std::string& name, int sort_index);
+
+  NewTrackFn on_new_track_;
+  std::unordered_map<TrackKey, Track, TrackKeyHash> tracks_;
+  int next_tid_ = 1;
+  uint64_t overflow_moves_ = 0;
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_TRACK_TABLE_H_

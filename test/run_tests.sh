@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every GoogleTest binary given as an argument and ends with one plain line,
+# "N passed, N failed, N skipped", summed over all binaries. A binary that dies before printing its
+# own summary counts as one failure, so a crash can never pass as "0 failed".
+set -u
+passed=0 failed=0 skipped=0
+log_dir="${BUILD:-build}/test-logs"
+mkdir -p "$log_dir"
+for bin in "$@"; do
+  name=$(basename "$bin")
+  log="$log_dir/$name.log"
+  echo "=== $name"
+  "$bin" --gtest_color=no >"$log" 2>&1
+  rc=$?
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  if [ -z "$p" ] && [ -z "$f" ]; then
+    echo "$name: no GoogleTest summary (exit $rc); see $log"
+    tail -n 20 "$log"
+    failed=$((failed + 1))
+    continue
+  fi
+  p=${p:-0} f=${f:-0} s=${s:-0}
+  # GoogleTest counts skipped tests inside PASSED; report them apart.
+  p=$((p - s))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "$name: exit $rc after its summary; see $log"
+    f=1
+  fi
+  grep -E '^\[  (FAILED|SKIPPED) +\] [A-Za-z]|Failure$|^.*: Skipped' "$log" | head -n 40
+  echo "$name: $p passed, $f failed, $s skipped"
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

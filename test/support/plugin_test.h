@@ -1,0 +1,63 @@
+// Base fixture for tests of the real plugin: a private output directory per test, the
+// environment reset, and helpers that replay NCCL's call patterns.
+#ifndef KATRACE_TEST_SUPPORT_PLUGIN_TEST_H_
+#define KATRACE_TEST_SUPPORT_PLUGIN_TEST_H_
+
+#include <stdlib.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "test/support/plugin_harness.h"
+#include "test/support/trace_validation.h"
+
+namespace katrace_test {
+
+class PluginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static const char* const kVars[] = {"KATRACE_MASK", "NCCL_PROFILE_EVENT_MASK", "KATRACE_OUTPUT",
+                                        "NCCL_PROFILE_DUMP_FILE", "KATRACE_GZIP", "KATRACE_SUMMARY",
+                                        "KATRACE_SUMMARY_FILE", "KATRACE_POOL_SIZE", "KATRACE_POOL_COLL",
+                                        "KATRACE_POOL_KERNEL_CH", "KATRACE_QUEUE_RECORDS"};
+    for (const char* v : kVars) unsetenv(v);
+    dir_ = MakeTempDir();
+    trace_path_ = dir_ + "/trace.json";
+    setenv("KATRACE_OUTPUT", trace_path_.c_str(), 1);
+    setenv("KATRACE_SUMMARY_FILE", (dir_ + "/summary.txt").c_str(), 1);
+    ClearCapturedLogs();
+    p_ = &LoadPlugin();
+  }
+
+  ncclProfiler_v6_t& v6() { return *p_->v6; }
+
+  // Start + stop of a Coll with |nch| KernelCh children, the NCCL order: Coll stops before its
+  // KernelCh children start on the proxy thread.
+  void CollWithChannels(void* ctx, void* parent, uint64_t seq, int nch) {
+    void* coll = nullptr;
+    auto d = CollDescr(parent, "AllReduce", seq, 1024, static_cast<uint8_t>(nch));
+    v6().startEvent(ctx, &coll, &d);
+    v6().stopEvent(coll);
+    for (int c = 0; c < nch; ++c) KernelCh(ctx, coll, c);
+  }
+
+  void KernelCh(void* ctx, void* coll, int channel) {
+    void* k = nullptr;
+    uint64_t t0 = GpuNow();
+    auto d = KernelChDescr(coll, static_cast<uint8_t>(channel), t0);
+    v6().startEvent(ctx, &k, &d);
+    ncclProfilerEventStateArgs_v6_t a{};
+    a.kernelCh.pTimer = t0 + 2048;
+    v6().recordEventState(k, ncclProfilerKernelChStop, &a);
+    v6().stopEvent(k);
+  }
+
+  std::string dir_;
+  std::string trace_path_;
+  Plugin* p_ = nullptr;
+};
+
+}  // namespace katrace_test
+
+#endif  // KATRACE_TEST_SUPPORT_PLUGIN_TEST_H_

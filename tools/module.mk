@@ -1,0 +1,2 @@
+# Each tool has its own folder and fragment.
+include $(wildcard tools/*/module.mk)
