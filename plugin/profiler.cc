@@ -502,6 +502,11 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   // A ProxyOp created by another process (PXN): its context and parent are that process's values.
   bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->process.os_pid;
   Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
+  if (ctx == nullptr && !foreign) {
+    // Steps of a foreign proxy op carry that process's context too; their parent is ours.
+    SlotRef parent;
+    if (d->parentObj != nullptr && Resolve(s, d->parentObj, &parent)) ctx = parent.ctx;
+  }
   if (ctx == nullptr) return ncclSuccess;
   if (kind == Kind::kKernelStep && d->parentObj == nullptr && d->kernelStep.isSend == ncclProfilerKernelStepReport) {
     HandleDrainReport(s, d->kernelStep);

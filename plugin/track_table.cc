@@ -8,8 +8,13 @@ bool NestingLane::Fits(uint64_t start, uint64_t end) const {
   for (auto it = slices_.lower_bound(key); it != slices_.end() && it->first.first < end; ++it) {
     if (it->second > end) return false;
   }
-  // Slices starting before: each must end by |start| (disjoint) or at/after |end| (an ancestor).
-  // In a nested lane the first ancestor found encloses everything further back.
+  // Slices starting before: only those inside the root that covers |start| can reach past it.
+  auto root = roots_.upper_bound(start);
+  if (root == roots_.begin()) return true;
+  --root;
+  if (root->second <= start) return true;  // |start| lies in a gap between roots
+  if (root->second < end) return root->first == start;  // a same-start shorter root is our child
+  // Inside that root: the nearest slice still open at |start| must enclose us.
   auto it = slices_.lower_bound(key);
   for (int walked = 0; it != slices_.begin(); ++walked) {
     --it;
@@ -23,10 +28,26 @@ bool NestingLane::Fits(uint64_t start, uint64_t end) const {
 
 void NestingLane::Insert(uint64_t start, uint64_t end) {
   slices_.emplace(std::make_pair(start, ~end), end);
+  auto root = roots_.upper_bound(start);
+  bool inside_root = false;
+  if (root != roots_.begin()) {
+    auto prev = std::prev(root);
+    inside_root = prev->second >= end;
+  }
+  if (!inside_root) {
+    // The new slice becomes a root; roots it encloses become its descendants.
+    auto first = roots_.lower_bound(start);
+    auto last = first;
+    while (last != roots_.end() && last->first <= end && last->second <= end) ++last;
+    roots_.erase(first, last);
+    roots_[start] = end;
+  }
   if (slices_.size() > kMaxKept) {
     auto cut = slices_.begin();
     std::advance(cut, kMaxKept / 2);
+    uint64_t cut_start = cut->first.first;
     slices_.erase(slices_.begin(), cut);
+    roots_.erase(roots_.begin(), roots_.lower_bound(cut_start));
   }
 }
 

@@ -53,8 +53,10 @@ struct TrackKeyHash {
   }
 };
 
-// Slices of one lane, checked for partial overlap. Memory is bounded: only the most recent
-// |kMaxKept| slices are remembered.
+// Slices of one lane, checked for partial overlap. Besides every slice, the lane keeps its roots
+// (top-level slices, disjoint): a slice starting in a gap between roots cannot partially overlap
+// anything that started before it, so the common sequential case costs two map lookups. Memory is
+// bounded: only the most recent |kMaxKept| slices are remembered.
 class NestingLane {
  public:
   explicit NestingLane(int tid) : tid_(tid) {}
@@ -64,10 +66,11 @@ class NestingLane {
 
  private:
   static constexpr size_t kMaxKept = 8192;
-  static constexpr int kMaxAncestorWalk = 64;
+  static constexpr int kMaxAncestorWalk = 256;
   int tid_;
   // Keyed by (start, ~end) so that among equal starts the longer slice (the parent) comes first.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> slices_;
+  std::map<uint64_t, uint64_t> roots_;  // start -> end
 };
 
 class TrackTable {
@@ -82,7 +85,9 @@ class TrackTable {
   uint64_t overflow_moves() const { return overflow_moves_; }
 
  private:
-  static constexpr int kMaxLanes = 32;
+  // Beyond this many concurrent slices on one track, slices go to the last lane regardless (a
+  // pathological caller; counted as overflow moves like any other).
+  static constexpr int kMaxLanes = 1024;
   struct Track {
     std::string name;
     int sort_index;

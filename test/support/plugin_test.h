@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,12 @@
 #include "test/support/trace_validation.h"
 
 namespace katrace_test {
+
+// The plugin's default mask as the v6 init writes it (docs: coll,p2p,api,proxyop,kernelch,kernelstep).
+inline int kDefaultMaskForTest() {
+  return ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch | ncclProfileColl |
+         ncclProfileP2p | ncclProfileProxyOp | ncclProfileKernelCh | ncclProfileKernelStep;
+}
 
 class PluginTest : public ::testing::Test {
  protected:
@@ -42,9 +49,11 @@ class PluginTest : public ::testing::Test {
     for (int c = 0; c < nch; ++c) KernelCh(ctx, coll, c);
   }
 
+  // GPU work of one channel runs back to back, as on a real GPU: a shared emulated clock hands
+  // out disjoint [start, start + 2048) intervals.
   void KernelCh(void* ctx, void* coll, int channel) {
     void* k = nullptr;
-    uint64_t t0 = GpuNow();
+    uint64_t t0 = gpu_clock_.fetch_add(4096);
     auto d = KernelChDescr(coll, static_cast<uint8_t>(channel), t0);
     v6().startEvent(ctx, &k, &d);
     ncclProfilerEventStateArgs_v6_t a{};
@@ -53,6 +62,7 @@ class PluginTest : public ::testing::Test {
     v6().stopEvent(k);
   }
 
+  std::atomic<uint64_t> gpu_clock_{GpuNow()};
   std::string dir_;
   std::string trace_path_;
   Plugin* p_ = nullptr;

@@ -1,0 +1,255 @@
+// Everything NCCL (or a confused caller) can throw at the callbacks: NULL and garbage values,
+// stale handles and double stops, foreign-process proxy ops, concurrent init and finalize in any
+// order, a mask changed while running, and many threads at once. None may crash, hang, leak a
+// slot or corrupt another event.
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "test/support/plugin_test.h"
+
+namespace katrace_test {
+namespace {
+
+class RobustnessTest : public PluginTest {};
+
+TEST_F(RobustnessTest, NullEverything) {
+  ncclProfiler_v6_t& p = v6();
+  EXPECT_EQ(p.init(nullptr, 1, nullptr, nullptr, 0, 0, 0, nullptr), ncclSuccess);
+  void* h = reinterpret_cast<void*>(0x1234);
+  auto d = CollDescr(nullptr, "AllReduce", 0, 1, 1);
+  EXPECT_EQ(p.startEvent(nullptr, &h, &d), ncclSuccess);
+  EXPECT_EQ(h, nullptr) << "*eHandle must always be written";
+  Comm c = InitComm(2, 0, 1);
+  ASSERT_NE(c.ctx, nullptr);
+  h = reinterpret_cast<void*>(0x1234);
+  EXPECT_EQ(p.startEvent(c.ctx, &h, nullptr), ncclSuccess);
+  EXPECT_EQ(h, nullptr);
+  EXPECT_EQ(p.startEvent(c.ctx, nullptr, &d), ncclSuccess);
+  EXPECT_EQ(p.stopEvent(nullptr), ncclSuccess);
+  EXPECT_EQ(p.recordEventState(nullptr, ncclProfilerProxyStepSendWait, nullptr), ncclSuccess);
+  // NULL args for every state on a live event of each kind.
+  void* group = nullptr;
+  auto g = GroupApiDescr();
+  p.startEvent(c.ctx, &group, &g);
+  for (int s = 0; s <= 30; ++s) p.recordEventState(group, static_cast<ncclProfilerEventState_v6_t>(s), nullptr);
+  void* k = nullptr;
+  auto kd = KernelChDescr(nullptr, 0, GpuNow());
+  p.startEvent(c.ctx, &k, &kd);
+  p.recordEventState(k, ncclProfilerKernelChStop, nullptr);
+  p.stopEvent(k);
+  p.stopEvent(group);
+  EXPECT_EQ(p.finalize(nullptr), ncclSuccess);
+  p.finalize(c.ctx);
+  ExpectValidTrace(trace_path_);
+}
+
+TEST_F(RobustnessTest, GarbageHandlesAndContextsAreRejectedWithoutDereference) {
+  Comm c = InitComm(3, 0, 1);
+  int on_stack = 0;
+  std::vector<void*> garbage = {&on_stack, reinterpret_cast<void*>(0x1), reinterpret_cast<void*>(~0ull),
+                                reinterpret_cast<void*>(0xA000000000000000ull),
+                                reinterpret_cast<void*>(0xAFFFFFFFFFFFFFFFull),
+                                reinterpret_cast<void*>(0xB3FFFFFFFFFFFFFFull), malloc(16)};
+  for (void* g : garbage) {
+    v6().stopEvent(g);
+    v6().recordEventState(g, ncclProfilerKernelChStop, nullptr);
+    void* h = reinterpret_cast<void*>(0x99);
+    auto d = CollDescr(g, "AllReduce", 0, 1, 0);
+    v6().startEvent(g, &h, &d);  // garbage context
+    EXPECT_EQ(h, nullptr);
+    v6().startEvent(c.ctx, &h, &d);  // garbage parent: recorded without a parent
+    EXPECT_NE(h, nullptr);
+    v6().stopEvent(h);
+    v6().finalize(g);
+  }
+  free(garbage.back());
+  v6().finalize(c.ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], garbage.size());
+}
+
+TEST_F(RobustnessTest, DoubleStopAndStaleHandlesNeverTouchTheSlotsNewOccupant) {
+  setenv("KATRACE_POOL_COLL", "1", 1);  // one slot: the stale handle's slot is reused at once
+  Comm c = InitComm(4, 0, 1);
+  void* first = nullptr;
+  auto d1 = CollDescr(nullptr, "AllReduce", 1, 1, 0);
+  v6().startEvent(c.ctx, &first, &d1);
+  v6().stopEvent(first);
+  v6().stopEvent(first);  // double stop of a completed event
+  void* second = nullptr;
+  auto d2 = CollDescr(nullptr, "Broadcast", 2, 1, 0);
+  v6().startEvent(c.ctx, &second, &d2);
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second, first) << "a recycled slot gets a new generation";
+  v6().stopEvent(first);  // stale: must not stop "second"
+  ncclProfilerEventStateArgs_v6_t a{};
+  v6().recordEventState(first, ncclProfilerKernelChStop, &a);
+  usleep(2000);
+  v6().stopEvent(second);
+  v6().finalize(c.ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  auto colls = Slices(trace, "Coll");
+  ASSERT_EQ(colls.size(), 2u);
+  EXPECT_EQ(Footer(trace)["drops"]["Coll"], 0);
+  for (const auto& e : colls) {
+    if (e["name"] == "Broadcast") {
+      EXPECT_GE(e["dur"].get<double>(), 1900.0 / 1000) << "stopped by the stale handle";
+    }
+  }
+}
+
+TEST_F(RobustnessTest, ForeignProcessProxyOpNeverTouchesItsContextOrParent) {
+  Comm c = InitComm(5, 0, 1);
+  int foreign_pid = getpid() + 1;
+  // Under PXN both pointers are another process's: unmapped here.
+  void* foreign_ctx = reinterpret_cast<void*>(0x7f0000001000ull);
+  void* foreign_parent = reinterpret_cast<void*>(0x7f0000002000ull);
+  void* op = nullptr;
+  auto od = ProxyOpDescr(foreign_parent, 3, 1, false, foreign_pid);
+  v6().startEvent(foreign_ctx, &op, &od);
+  ASSERT_NE(op, nullptr) << "foreign proxy ops are still recorded";
+  void* step = nullptr;
+  auto sd = ProxyStepDescr(op, 0);
+  v6().startEvent(foreign_ctx, &step, &sd);
+  v6().recordEventState(step, ncclProfilerProxyStepRecvWait, nullptr);
+  v6().stopEvent(step);
+  v6().stopEvent(op);
+  v6().finalize(c.ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  auto ops = Slices(trace, "ProxyOp");
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_FALSE(ops[0]["args"].contains("parent"));
+  EXPECT_EQ(ops[0]["args"]["channel"], 3);
+  EXPECT_EQ(Slices(trace, "ProxyStep").size(), 1u);
+}
+
+TEST_F(RobustnessTest, ConcurrentInitAndFinalizeInAnyOrder) {
+  constexpr int kComms = 24;
+  std::vector<void*> ctx(kComms);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kComms; i += 4) {
+        ctx[i] = InitComm(100 + i, i % 8, 8).ctx;
+        CollWithChannels(ctx[i], nullptr, 0, 2);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  threads.clear();
+  for (void* c : ctx) ASSERT_NE(c, nullptr);
+  // Finalize from several threads, interleaved, some twice.
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = kComms - 1 - t; i >= 0; i -= 3) {
+        v6().finalize(ctx[i]);
+        v6().finalize(ctx[i]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], kComms);
+  EXPECT_EQ(Footer(trace)["communicators"].size(), static_cast<size_t>(kComms));
+  // After the last finalize the plugin is idle: callbacks with old values are harmless.
+  void* h = reinterpret_cast<void*>(1);
+  auto d = CollDescr(nullptr, "AllReduce", 0, 1, 0);
+  v6().startEvent(ctx[0], &h, &d);
+  EXPECT_EQ(h, nullptr);
+}
+
+TEST_F(RobustnessTest, MaskChangedWhileRunningAndTheStaleCollApiDoubleStop) {
+  int mask = 0;
+  void* ctx = nullptr;
+  v6().init(&ctx, 6, &mask, "m", 1, 1, 0, CapturingLogger);
+  ASSERT_NE(mask & ncclProfileKernelCh, 0);
+  void* api = nullptr;
+  auto a = CollApiDescr(nullptr, "AllReduce", 8);
+  v6().startEvent(ctx, &api, &a);
+  v6().stopEvent(api);
+  // The application switches KernelCh off between the API call and the Coll (NCCL rereads the
+  // mask per call): the Coll's GPU children never come.
+  __atomic_store_n(&mask, ncclProfileColl | ncclProfileCollApi, __ATOMIC_RELAXED);
+  CollWithChannels(ctx, api, 1, 0);
+  // NCCL never resets its CollApi handle slot: after the mask loses CollApi bits the next call
+  // stops the old handle again.
+  v6().stopEvent(api);
+  // Back on: a Coll announcing 2 channels whose KernelCh never arrive stays open.
+  __atomic_store_n(&mask, kDefaultMaskForTest(), __ATOMIC_RELAXED);
+  void* leaked = nullptr;
+  auto d = CollDescr(nullptr, "AllReduce", 2, 1, 2);
+  v6().startEvent(ctx, &leaked, &d);
+  v6().stopEvent(leaked);
+  v6().finalize(ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], 2);
+  EXPECT_EQ(Footer(trace)["incomplete"], 1) << "the Coll whose KernelCh never came is closed at finalize";
+  EXPECT_EQ(Footer(trace)["events"]["CollApi"], 1);
+}
+
+TEST_F(RobustnessTest, ManyThreadsAtOnceOnOneCommunicator) {
+  Comm c = InitComm(7, 0, 1);
+  constexpr int kThreads = 4, kPerThread = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(t * kPerThread + i), 1 + i % 3);
+    });
+  }
+  for (auto& th : threads) th.join();
+  v6().finalize(c.ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], kThreads * kPerThread);
+  EXPECT_EQ(Footer(trace)["incomplete"], 0);
+  uint64_t kernel_ch = 0;
+  for (int i = 0; i < kPerThread; ++i) kernel_ch += 1 + i % 3;
+  EXPECT_EQ(Footer(trace)["events"]["KernelCh"], kThreads * kernel_ch);
+}
+
+TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
+  setenv("KATRACE_OUTPUT", "/proc/katrace-cannot-write-here/trace.json", 1);
+  Comm c = InitComm(8, 0, 1);
+  CollWithChannels(c.ctx, nullptr, 0, 1);
+  v6().finalize(c.ctx);
+  auto warnings = CapturedWarnings();
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("cannot write the trace to '/proc/katrace-cannot-write-here/trace.json'"),
+            std::string::npos);
+  std::string fallback = std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/trace.json";
+  auto trace = ExpectValidTrace(fallback);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], 1);
+  unlink(fallback.c_str());
+  unlink((fallback + ".summary.txt").c_str());
+}
+
+TEST_F(RobustnessTest, FullDiskIsReportedAndTheJobGoesOn) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full on this machine";
+  setenv("KATRACE_OUTPUT", "/dev/full", 1);
+  Comm c = InitComm(9, 0, 1);
+  for (int i = 0; i < 20000; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(i), 1);
+  v6().finalize(c.ctx);
+  bool reported = false;
+  for (const auto& w : CapturedWarnings()) reported |= w.find("No space left on device") != std::string::npos;
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(RobustnessTest, BadEnvironmentValuesWarnOnceThroughNcclsLogger) {
+  setenv("KATRACE_MASK", "coll,bogus", 1);
+  setenv("KATRACE_POOL_COLL", "lots", 1);
+  Comm c = InitComm(10, 0, 1);
+  EXPECT_EQ(c.mask, kDefaultMaskForTest());
+  CollWithChannels(c.ctx, nullptr, 0, 1);
+  v6().finalize(c.ctx);
+  auto warnings = CapturedWarnings();
+  ASSERT_GE(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("KATRACE_MASK='coll,bogus'"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("KATRACE_POOL_COLL='lots'"), std::string::npos) << warnings[1];
+  ExpectValidTrace(trace_path_);
+}
+
+}  // namespace
+}  // namespace katrace_test
