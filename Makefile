@@ -26,13 +26,18 @@ CXXFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SAN)
 endif
 
+# The ring headers (include/katrace/step_*.h) use libcu++'s cuda::atomic_ref, which is header-only
+# and ships with CUDA in include/cccl; g++ objects that include them add $(STEP_RING_CPPFLAGS).
+# Without CUDA the headers fall back to the same __atomic builtins.
+STEP_RING_CPPFLAGS := $(if $(CUDA_HOME),-isystem $(CUDA_HOME)/include/cccl)
+
 GTEST_LIBS := -lgtest -lgtest_main -pthread
 BENCH_LIBS := -lbenchmark -pthread
 
 # Filled in by the module.mk files.
 ALL_TARGETS :=
 TEST_BINS :=
-BENCH_CMDS :=
+BENCH_BINS :=
 
 .PHONY: all test demo bench tsan asan clean
 all: all-targets
@@ -42,6 +47,7 @@ include proxy_drain/module.mk
 include device/module.mk
 include tools/module.mk
 include test/module.mk
+include bench/module.mk
 
 all-targets: $(ALL_TARGETS)
 

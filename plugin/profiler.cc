@@ -41,7 +41,6 @@ struct Context {
   std::mutex pool_mu;  // only taken to create a pool, once per kind
   std::atomic<int64_t> gpu_offset{kNoOffset};
   std::atomic<int64_t> gpu_offset_best{INT64_MAX};
-  std::atomic<uint64_t> gpu_samples{0};
   std::atomic<bool> finalized{false};
 
   ~Context() {
@@ -59,7 +58,7 @@ struct Session {
   uint64_t next_serial = 1;                     // under g_lifecycle
   std::atomic<uint64_t> drops[kKindCount] = {};
   std::atomic<bool> drop_warned[kKindCount] = {};
-  std::atomic<uint64_t> drain_seen{0}, drain_lost{0}, drain_abandoned{0}, drain_sampled_out{0};
+  std::atomic<uint64_t> drain_seen{0}, drain_lost{0}, drain_abandoned{0}, drain_sampled_out{0}, drain_late{0};
   std::atomic<int> mask{0};
   NvtxSink nvtx;
 };
@@ -145,13 +144,13 @@ void AtomicMax(std::atomic<uint64_t>* a, uint64_t v) {
   }
 }
 
-void ReleaseHandle(Session* s, void* handle);
+void ReleaseSlot(Session* s, const SlotRef& ref);
 
 // Emits the finished event and gives its slot back. Runs on whichever thread released the last
 // hold, after which no other thread touches the slot until it is acquired again.
 void Complete(Session* s, Context* ctx, EventPool* pool, uint32_t index, bool incomplete) {
   EventSlot& slot = pool->slot(index);
-  EventRecord r = slot.rec;
+  EventRecord& r = slot.rec;  // ours alone until the slot is freed below
   if (incomplete) {
     r.flags |= kFlagIncomplete;
     if (r.stop_ns == 0) r.stop_ns = NowMonotonicNs();
@@ -169,16 +168,14 @@ void Complete(Session* s, Context* ctx, EventPool* pool, uint32_t index, bool in
   // Without any observation, globaltimer is taken as realtime (it is seeded from it).
   r.gpu_offset = offset != kNoOffset ? offset
                                      : static_cast<int64_t>(s->process.base_monotonic_ns - s->process.base_realtime_ns);
-  void* parent = slot.parent_handle;
+  SlotRef parent;
+  bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
   // A GPU child widens its parent's GPU extent before letting the parent complete.
-  if (parent != nullptr && IsGpuKind(r.kind) && (r.flags & kFlagGpuStopSeen)) {
-    SlotRef p;
-    if (Resolve(s, parent, &p)) {
-      uint64_t begin = r.kind == Kind::kKernelStep && r.gpu_start == 0 ? r.gpu_ready : r.gpu_start;
-      if (begin != 0 && r.gpu_stop >= begin) {
-        AtomicMin(&p.slot->gpu_min, begin);
-        AtomicMax(&p.slot->gpu_max, r.gpu_stop);
-      }
+  if (has_parent && IsGpuKind(r.kind) && (r.flags & kFlagGpuStopSeen)) {
+    uint64_t begin = r.kind == Kind::kKernelStep && r.gpu_start == 0 ? r.gpu_ready : r.gpu_start;
+    if (begin != 0 && r.gpu_stop >= begin) {
+      AtomicMin(&parent.slot->gpu_min, begin);
+      AtomicMax(&parent.slot->gpu_max, r.gpu_stop);
     }
   }
   s->writer->Push(r);
@@ -186,7 +183,7 @@ void Complete(Session* s, Context* ctx, EventPool* pool, uint32_t index, bool in
   slot.tombstone.store((static_cast<uint64_t>(gen) << 40) | (r.id & ((1ull << 40) - 1)), std::memory_order_release);
   slot.state.store(SlotState::Free(gen + 1), std::memory_order_release);
   pool->Release(index);
-  if (parent != nullptr) ReleaseHandle(s, parent);
+  if (has_parent) ReleaseSlot(s, parent);
 }
 
 void ReleaseSlot(Session* s, const SlotRef& ref) {
@@ -195,14 +192,10 @@ void ReleaseSlot(Session* s, const SlotRef& ref) {
   }
 }
 
-void ReleaseHandle(Session* s, void* handle) {
-  SlotRef ref;
-  if (Resolve(s, handle, &ref)) ReleaseSlot(s, ref);
-}
-
-void ObserveGpuStamp(Context* ctx, uint64_t gpu_ns) {
+// |now_ns|: host monotonic time at which the stamp was seen (the start callback's own time).
+void ObserveGpuStamp(Context* ctx, uint64_t gpu_ns, uint64_t now_ns) {
   if (gpu_ns == 0) return;
-  int64_t offset = static_cast<int64_t>(NowMonotonicNs() - gpu_ns);
+  int64_t offset = static_cast<int64_t>(now_ns - gpu_ns);
   int64_t none = kNoOffset;
   // Placement uses the first observation for the whole run, so every GPU slice of a communicator
   // shares one offset and GPU nesting is exact; the best (smallest) one bounds its error.
@@ -210,7 +203,6 @@ void ObserveGpuStamp(Context* ctx, uint64_t gpu_ns) {
   int64_t best = ctx->gpu_offset_best.load(std::memory_order_relaxed);
   while (offset < best && !ctx->gpu_offset_best.compare_exchange_weak(best, offset, std::memory_order_relaxed)) {
   }
-  ctx->gpu_samples.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Links a new event to its parent: takes a hold on a live parent (so it cannot complete first),
@@ -335,6 +327,7 @@ void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
   s->drain_lost.fetch_add(d.step, std::memory_order_relaxed);
   s->drain_abandoned.fetch_add(d.size, std::memory_order_relaxed);
   s->drain_sampled_out.fetch_add(static_cast<uint32_t>(d.peer), std::memory_order_relaxed);
+  s->drain_late.fetch_add(d.readyTs, std::memory_order_relaxed);
 }
 
 std::string HostName() {
@@ -392,6 +385,7 @@ Session* StartSession(const InitArgs& a) {
     d->lost_overrun = raw->drain_lost.load(std::memory_order_relaxed);
     d->abandoned = raw->drain_abandoned.load(std::memory_order_relaxed);
     d->sampled_out = raw->drain_sampled_out.load(std::memory_order_relaxed);
+    d->late = raw->drain_late.load(std::memory_order_relaxed);
   });
   s->writer->Start();
   auto foreign = std::make_unique<Context>();
@@ -411,6 +405,7 @@ void CloseSession(Session* s) {
   footer.drain.lost_overrun = s->drain_lost.load();
   footer.drain.abandoned = s->drain_abandoned.load();
   footer.drain.sampled_out = s->drain_sampled_out.load();
+  footer.drain.late = s->drain_late.load();
   footer.mask = s->mask.load();
   for (const auto& c : s->owned) {
     if (c->index == kForeignContext) continue;
@@ -421,9 +416,9 @@ void CloseSession(Session* s) {
     f.abi_version = c->abi_version;
     f.name = c->name;
     int64_t offset = c->gpu_offset.load();
-    f.gpu_offset_samples = c->gpu_samples.load();
-    f.gpu_offset_ns = offset == kNoOffset ? 0 : offset;
-    f.gpu_offset_best_ns = f.gpu_offset_samples ? c->gpu_offset_best.load() : 0;
+    f.gpu_offset_known = offset != kNoOffset;
+    f.gpu_offset_ns = f.gpu_offset_known ? offset : 0;
+    f.gpu_offset_best_ns = f.gpu_offset_known ? c->gpu_offset_best.load() : 0;
     footer.comms.push_back(f);
   }
   s->writer->Close(footer);
@@ -543,8 +538,8 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   FillFields(r, d, kind, mask, &slot);
   if (kind == Kind::kColl || kind == Kind::kP2p) r.bytes = PayloadBytes(r.datatype, r.count);
   if (!foreign) AttachParent(s, &slot, kind, d->parentObj);
-  if (kind == Kind::kKernelCh) ObserveGpuStamp(ctx, r.gpu_start);
-  if (kind == Kind::kKernelStep) ObserveGpuStamp(ctx, r.gpu_ready);
+  if (kind == Kind::kKernelCh) ObserveGpuStamp(ctx, r.gpu_start, r.start_ns);
+  if (kind == Kind::kKernelStep) ObserveGpuStamp(ctx, r.gpu_ready, r.start_ns);
   // A Coll/P2p is done only when its GPU work is: with KernelCh on, one child per channel will
   // come, usually after this event's stop, so hold the slot for them now.
   uint32_t expected = 0;
@@ -575,7 +570,6 @@ ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArg
     return ncclSuccess;
   }
   EventRecord& r = ref.slot->rec;
-  uint64_t now = NowMonotonicNs();
   switch (state) {
     case ncclProfilerKernelChStop:
       if (r.kind == Kind::kKernelCh && args != nullptr) {
@@ -612,6 +606,7 @@ ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArg
                 state == ncclProfilerProxyStepSendPeerWait_v4;
     r.flags |= kFlagDirectionKnown | (send ? kFlagSend : 0);
   }
+  uint64_t now = NowMonotonicNs();
   // SendPeerWait repeats on every retry; its first occurrence is the one that matters.
   for (int i = 0; i < r.nstates; ++i) {
     if (r.state_id[i] == state) return ncclSuccess;

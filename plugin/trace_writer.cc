@@ -222,6 +222,7 @@ void TraceWriter::WriteRecord(const EventRecord& r) {
   ++events_[static_cast<int>(r.kind)];
   if (r.flags & kFlagIncomplete) ++incomplete_;
   if (r.flags & kFlagLateChild) ++late_children_;
+  if (IsGpuKind(r.kind) && (r.gpu_start != 0 || r.gpu_ready != 0)) ++gpu_stamped_;
   uint64_t stop_ns = (r.flags & kFlagIncomplete) && r.stop_ns == 0 ? close_ns_ : r.stop_ns;
   if (stop_ns < r.start_ns) stop_ns = r.start_ns;
   switch (r.kind) {
@@ -380,7 +381,9 @@ void TraceWriter::WriteKernelCh(const EventRecord& r, uint64_t stop_ns) {
   Slice(EventName(r), "KernelCh", tid, Rel(start), static_cast<int64_t>(stop - start));
   CommonArgs(r);
   buf_.Raw(",\"channel\":").Int(r.channel);
-  buf_.Raw(",\"gpu_start_ns\":").Uint(r.gpu_start).Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
+  // Only stamps that arrived are written: a missing one is absent, never 0.
+  if (r.gpu_start != 0) buf_.Raw(",\"gpu_start_ns\":").Uint(r.gpu_start);
+  if (r.flags & kFlagGpuStopSeen) buf_.Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
   if (!gpu) buf_.Raw(",\"host_timed\":true");
   EndEvent(r);
 }
@@ -400,7 +403,7 @@ void TraceWriter::WriteKernelStep(const EventRecord& r) {
   buf_.Raw(",\"channel\":").Int(r.channel).Raw(",\"send\":").Raw(IsSend(r) ? "true" : "false");
   buf_.Raw(",\"peer\":").Int(r.peer).Raw(",\"step\":").Int(r.value2).Raw(",\"size\":").Uint(r.bytes);
   buf_.Raw(",\"gpu_start_ns\":").Uint(r.gpu_start).Raw(",\"gpu_ready_ns\":").Uint(r.gpu_ready);
-  buf_.Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
+  if (r.flags & kFlagGpuStopSeen) buf_.Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
   if (r.flags & kFlagAbandoned) buf_.Raw(",\"abandoned\":true");
   EndEvent(r);
   bool summarize = (r.flags & kFlagIncomplete) == 0;
@@ -453,26 +456,28 @@ void TraceWriter::WriteFooter(const TraceFooter& f) {
   buf_.Raw(",\"overflow_moves\":").Uint(tracks_.overflow_moves());
   buf_.Raw(",\"writer_stalls\":").Uint(stalls());
   buf_.Raw(",\"io_errors\":").Uint(sink_.io_errors());
+  // The offset used for placement and how far it can be from the best observation.
   int64_t offset = 0, error = 0;
-  uint64_t samples = 0;
+  bool any = false;
   for (const CommunicatorFooter& c : f.comms) {
-    if (c.gpu_offset_samples == 0) continue;
-    if (samples == 0 || c.gpu_offset_best_ns < offset) offset = c.gpu_offset_best_ns;
+    if (!c.gpu_offset_known) continue;
+    if (!any || c.gpu_offset_ns < offset) offset = c.gpu_offset_ns;
     int64_t e = c.gpu_offset_ns - c.gpu_offset_best_ns;
     if (e > error) error = e;
-    samples += c.gpu_offset_samples;
+    any = true;
   }
   buf_.Raw(",\"gpu_offset_ns\":").Int(offset).Raw(",\"gpu_offset_error_ns\":").Int(error);
-  buf_.Raw(",\"gpu_offset_samples\":").Uint(samples);
+  buf_.Raw(",\"gpu_offset_samples\":").Uint(gpu_stamped_);
   buf_.Raw(",\n\"drain\":{\"seen\":").Uint(f.drain.seen).Raw(",\"lost_overrun\":").Uint(f.drain.lost_overrun);
   buf_.Raw(",\"abandoned\":").Uint(f.drain.abandoned).Raw(",\"sampled_out\":").Uint(f.drain.sampled_out);
+  buf_.Raw(",\"late\":").Uint(f.drain.late);
   buf_.Raw("},\n\"communicators\":[");
   for (size_t i = 0; i < f.comms.size(); ++i) {
     const CommunicatorFooter& c = f.comms[i];
     buf_.Raw(i ? ",\n" : "\n").Raw("{\"comm\":\"").Hex64(c.comm_hash).Raw("\",\"name\":").String(c.name);
     buf_.Raw(",\"rank\":").Int(c.rank).Raw(",\"nranks\":").Int(c.nranks).Raw(",\"abi\":").Int(c.abi_version);
     buf_.Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_offset_best_ns\":").Int(c.gpu_offset_best_ns);
-    buf_.Raw(",\"gpu_offset_samples\":").Uint(c.gpu_offset_samples).Raw("}");
+    buf_.Raw("}");
   }
   buf_.Raw("]}}}\n");
 }
@@ -495,7 +500,8 @@ void TraceWriter::WriteSummary(const TraceFooter& f) {
   if (f.drain.seen != 0 || f.drain.lost_overrun != 0) {
     text += "; KernelStep drain: " + std::to_string(f.drain.seen) + " seen, " +
             std::to_string(f.drain.lost_overrun) + " lost to overrun, " + std::to_string(f.drain.abandoned) +
-            " abandoned, " + std::to_string(f.drain.sampled_out) + " sampled out";
+            " abandoned, " + std::to_string(f.drain.sampled_out) + " sampled out, " + std::to_string(f.drain.late) +
+            " late";
   }
   text += "\n";
   if (sink_open_) text += "katrace: trace " + (sink_.failed() ? sink_.path() + ".tmp (incomplete: I/O error)" : sink_.path()) + "\n";

@@ -43,7 +43,7 @@ struct CommunicatorFooter {
   std::string name;
   int64_t gpu_offset_ns = 0;
   int64_t gpu_offset_best_ns = 0;
-  uint64_t gpu_offset_samples = 0;
+  bool gpu_offset_known = false;
 };
 
 struct DrainCounters {
@@ -51,6 +51,7 @@ struct DrainCounters {
   uint64_t lost_overrun = 0;
   uint64_t abandoned = 0;
   uint64_t sampled_out = 0;
+  uint64_t late = 0;  // steps whose work was retired before they arrived
 };
 
 struct TraceFooter {
@@ -128,6 +129,7 @@ class TraceWriter {
   uint64_t events_[kKindCount] = {};
   uint64_t incomplete_ = 0;
   uint64_t late_children_ = 0;
+  uint64_t gpu_stamped_ = 0;  // records carrying a GPU start stamp: the offset's samples
   uint64_t last_drops_total_ = 0;
   uint64_t last_drain_lost_ = 0;
   uint64_t last_poll_ns_ = 0;

@@ -18,7 +18,8 @@ bool NestingLane::Fits(uint64_t start, uint64_t end) const {
   auto it = slices_.lower_bound(key);
   for (int walked = 0; it != slices_.begin(); ++walked) {
     --it;
-    if (walked >= kMaxAncestorWalk) return false;  // cannot prove it fits: play safe
+    if (it->first.first < root->first) return true;  // left the root: all before it is disjoint
+    if (walked >= kMaxAncestorWalk) return false;    // cannot prove it fits: play safe
     uint64_t other_end = it->second;
     if (other_end >= end) return true;
     if (other_end > start) return false;

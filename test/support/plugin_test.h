@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -49,11 +50,16 @@ class PluginTest : public ::testing::Test {
     for (int c = 0; c < nch; ++c) KernelCh(ctx, coll, c);
   }
 
-  // GPU work of one channel runs back to back, as on a real GPU: a shared emulated clock hands
-  // out disjoint [start, start + 2048) intervals.
+  // GPU work runs back to back and never before the host enqueued it, as on a real GPU: a shared
+  // emulated clock hands out disjoint [start, start + 2048) intervals at or after realtime.
   void KernelCh(void* ctx, void* coll, int channel) {
     void* k = nullptr;
-    uint64_t t0 = gpu_clock_.fetch_add(4096);
+    uint64_t t0 = gpu_clock_.load();
+    uint64_t next;
+    do {
+      next = std::max(GpuNow(), t0 + 4096);
+    } while (!gpu_clock_.compare_exchange_weak(t0, next));
+    t0 = next;
     auto d = KernelChDescr(coll, static_cast<uint8_t>(channel), t0);
     v6().startEvent(ctx, &k, &d);
     ncclProfilerEventStateArgs_v6_t a{};

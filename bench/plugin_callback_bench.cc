@@ -1,0 +1,127 @@
+// Cost per event through the exported ABI of the real .so (dlopen, ncclProfiler_v6), on one
+// thread and on two threads sharing one communicator (no global lock on the hot path: the two
+// threads should cost about what one does). The trace goes to /dev/null; the writer thread still
+// formats every event.
+//
+// The callbacks run in bursts of kBurst events with a pause between bursts in which the writer
+// drains its queue, the regime of a real job (NCCL produces events far slower than a callback
+// costs). Back-to-back calls for seconds would only measure the writer's sustained throughput,
+// which writer_bench reports on its own.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <atomic>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "nccl_profiler/v6.h"
+
+namespace {
+
+ncclProfiler_v6_t* g_plugin = nullptr;
+void* g_ctx = nullptr;
+int g_mask = 0;
+std::atomic<uint64_t> g_gpu_clock{1ull << 60};
+constexpr int64_t kBurst = 8192;  // well under the writer queue (65536 records)
+
+// Between bursts: untimed, long enough for the writer to format and drop a burst.
+void BetweenBursts(benchmark::State& state, int64_t* n) {
+  if (++*n % kBurst != 0) return;
+  state.PauseTiming();
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  nanosleep(&ts, nullptr);
+  state.ResumeTiming();
+}
+
+void Setup(const char* plugin_path) {
+  setenv("KATRACE_OUTPUT", "/dev/null", 0);
+  setenv("KATRACE_SUMMARY", "0", 0);
+  void* lib = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    fprintf(stderr, "cannot load %s: %s\n", plugin_path, dlerror());
+    exit(2);
+  }
+  g_plugin = static_cast<ncclProfiler_v6_t*>(dlsym(lib, "ncclProfiler_v6"));
+  if (g_plugin == nullptr) {
+    fprintf(stderr, "%s exports no ncclProfiler_v6\n", plugin_path);
+    exit(2);
+  }
+  g_plugin->init(&g_ctx, 0xbe9c, &g_mask, "bench", 1, 1, 0, nullptr);
+}
+
+ncclProfilerEventDescr_v6_t CollDescr() {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = ncclProfileColl;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = "ncclFloat32";
+  d.coll.count = 1 << 20;
+  d.coll.algo = "RING";
+  d.coll.proto = "SIMPLE";
+  d.coll.nChannels = 0;  // host-only Coll: it completes at stop
+  return d;
+}
+
+// Coll start + stop.
+void BM_CollStartStop(benchmark::State& state) {
+  ncclProfilerEventDescr_v6_t d = CollDescr();
+  int64_t n = 0;
+  for (auto _ : state) {
+    void* h = nullptr;
+    g_plugin->startEvent(g_ctx, &h, &d);
+    g_plugin->stopEvent(h);
+    benchmark::DoNotOptimize(h);
+    BetweenBursts(state, &n);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CollStartStop)->Threads(1)->Threads(2)->UseRealTime();
+
+// KernelCh start + KernelChStop state + stop, under a live Coll parent (the parent is looked up
+// and held, as for every GPU child).
+void BM_KernelChStartStateStop(benchmark::State& state) {
+  ncclProfilerEventDescr_v6_t cd = CollDescr();
+  void* coll = nullptr;
+  g_plugin->startEvent(g_ctx, &coll, &cd);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = ncclProfileKernelCh;
+  d.parentObj = coll;
+  d.kernelCh.channelId = static_cast<uint8_t>(state.thread_index());
+  ncclProfilerEventStateArgs_v6_t args;
+  memset(&args, 0, sizeof(args));
+  int64_t n = 0;
+  for (auto _ : state) {
+    uint64_t t = g_gpu_clock.fetch_add(2048, std::memory_order_relaxed);
+    d.kernelCh.pTimer = t;
+    void* h = nullptr;
+    g_plugin->startEvent(g_ctx, &h, &d);
+    args.kernelCh.pTimer = t + 1024;
+    g_plugin->recordEventState(h, ncclProfilerKernelChStop, &args);
+    g_plugin->stopEvent(h);
+    BetweenBursts(state, &n);
+  }
+  g_plugin->stopEvent(coll);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KernelChStartStateStop)->Threads(1)->Threads(2)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string plugin = argc > 1 && strncmp(argv[1], "--", 2) != 0 ? argv[1] : "build/libnccl-profiler-katrace.so";
+  if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
+    argv[1] = argv[0];
+    ++argv;
+    --argc;
+  }
+  Setup(plugin.c_str());
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  g_plugin->finalize(g_ctx);
+  return 0;
+}

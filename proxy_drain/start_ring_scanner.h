@@ -1,0 +1,95 @@
+// Finds every start record of one channel's start ring exactly once, in visibility order: each
+// sequence number ends as read (OnStart) or lost to overrun (OnLost). Writers reserve before they
+// publish, so records can appear out of order; a gap (a sequence not visible while a later one is)
+// is remembered and re-checked at each scan, and never holds back what follows it.
+//
+// Thread safety: one thread (the drain's) owns a scanner.
+#ifndef KATRACE_PROXY_DRAIN_START_RING_SCANNER_H_
+#define KATRACE_PROXY_DRAIN_START_RING_SCANNER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "katrace/step_ring.h"
+
+namespace katrace {
+
+class StartRingScanner {
+ public:
+  // |max_gap|: how many not-yet-visible slots in a row a scan looks past before it concludes that
+  // nothing later was written. At least the number of writers of the ring, whose unfinished
+  // records are the only possible holes.
+  StartRingScanner(const StepRingView& ring, uint32_t max_gap)
+      : ring_(ring),
+        max_gap_(
+            std::min<uint64_t>(std::max<uint32_t>(max_gap, 1), uint64_t{1} << ring.depth_log2)),
+        max_pending_(std::max<size_t>(size_t{4} << ring.depth_log2, 1024)) {}
+
+  // OnStart(const StepStart&), OnLost(uint64_t seq).
+  template <class OnStart, class OnLost>
+  void Scan(OnStart&& on_start, OnLost&& on_lost) {
+    StepStart start;
+    size_t kept = 0;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const uint64_t seq = pending_[i];
+      switch (ReadStart(ring_, seq, &start)) {
+        case StepSlotState::kReady:
+          on_start(start);
+          break;
+        case StepSlotState::kOverwritten:
+          on_lost(seq);
+          break;
+        case StepSlotState::kNotYet:
+          pending_[kept++] = seq;
+          break;
+      }
+    }
+    pending_.resize(kept);
+
+    uint64_t probe = next_seq_;
+    uint32_t gap = 0;
+    while (gap < max_gap_) {
+      const StepSlotState state = ReadStart(ring_, probe, &start);
+      if (state == StepSlotState::kNotYet) {
+        ++gap;
+        ++probe;
+        continue;
+      }
+      for (uint64_t hole = probe - gap; hole < probe; ++hole) pending_.push_back(hole);
+      gap = 0;
+      if (state == StepSlotState::kReady) {
+        on_start(start);
+      } else {
+        on_lost(probe);
+      }
+      next_seq_ = ++probe;
+    }
+
+    // Holes only outlive a lap when writers broke the ring's writer limit; bound the memory.
+    if (pending_.size() > max_pending_) {
+      const size_t excess = pending_.size() - max_pending_;
+      for (size_t i = 0; i < excess; ++i) on_lost(pending_[i]);
+      pending_.erase(pending_.begin(), pending_.begin() + excess);
+    }
+  }
+
+  // Every sequence below this has been resolved or is pending.
+  uint64_t next_seq() const { return next_seq_; }
+  // Every sequence below this has been resolved.
+  uint64_t resolved_floor() const { return pending_.empty() ? next_seq_ : pending_.front(); }
+  size_t num_pending() const { return pending_.size(); }
+
+ private:
+  StepRingView ring_;
+  uint64_t max_gap_;
+  size_t max_pending_;
+  uint64_t next_seq_ = 0;
+  std::vector<uint64_t> pending_;  // ascending holes below next_seq_
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PROXY_DRAIN_START_RING_SCANNER_H_

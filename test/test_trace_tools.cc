@@ -1,0 +1,680 @@
+// katrace-check, katrace-merge and katrace-stats run as programs, the way users and the test
+// suite run them, on hand-made traces (test/data, plus broken variants made by editing them) and
+// on synthetic multi-rank traces (tools/common/synthetic_trace) with fixed durations.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plugin/summary_table.h"
+#include "tools/common/output_file.h"
+#include "tools/common/synthetic_trace.h"
+#include "tools/common/trace_reader.h"
+
+namespace katrace::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using T = SyntheticTiming;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
+
+fs::path DataDir() {
+  for (fs::path dir = fs::read_symlink("/proc/self/exe").parent_path(); !dir.empty();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir / "test/data/valid_rank0.json")) return dir / "test/data";
+    if (dir == dir.parent_path()) break;
+  }
+  return "test/data";
+}
+
+struct ToolResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+ToolResult RunTool(const std::string& tool, const std::string& args) {
+  const std::string command = (BinDir() / tool).string() + " " + args + " 2>&1";
+  ToolResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // Under ASan/UBSan builds the tools are instrumented too; a finding must fail the test even
+  // when the expected exit status hides it.
+  EXPECT_EQ(result.output.find("AddressSanitizer"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("runtime error:"), std::string::npos) << result.output;
+  return result;
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteText(const fs::path& path, const std::string& text) {
+  OutputFile out;
+  std::string error;
+  ASSERT_TRUE(out.Open(path.string(), HasGzipSuffix(path.string()), &error)) << error;
+  out.Write(text);
+  ASSERT_TRUE(out.Commit(&error)) << error;
+}
+
+// Replaces the single occurrence of |from| (the test fails if it is not there exactly once).
+std::string Edit(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "no '" << from << "' to edit";
+  if (at == std::string::npos) return text;
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "'" << from << "' is not unique";
+  return text.replace(at, from.size(), to);
+}
+
+// The whole line holding |needle|, newline included.
+std::string LineWith(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at) + 1;
+  return text.substr(begin, text.find('\n', at) + 1 - begin);
+}
+
+struct ReadBack : TraceVisitor {
+  std::vector<Json> events;
+  Json other_data;
+  bool OnEvent(const TraceEvent& event) override {
+    events.push_back(event.json);
+    return true;
+  }
+  void OnOtherData(const Json& other) override { other_data = other; }
+};
+
+ReadBack ReadTraceFile(const fs::path& path) {
+  ReadBack back;
+  const ReadResult result = ReadTrace(path.string(), &back);
+  EXPECT_EQ(result.status, ReadStatus::kOk) << result.message;
+  return back;
+}
+
+int64_t Ns(const Json& us) { return std::llround(us.get<double>() * 1000.0); }
+
+class TraceToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/katrace-tools-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    valid_ = ReadText(DataDir() / "valid_rank0.json");
+    ASSERT_FALSE(valid_.empty()) << "test/data/valid_rank0.json not found";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Put(const std::string& name, const std::string& text) {
+    WriteText(dir_ / name, text);
+    return (dir_ / name).string();
+  }
+
+  // Checks |text| and expects failure with |message| in the output.
+  void ExpectCheckFails(const std::string& text, const std::string& message) {
+    const ToolResult r = RunTool("katrace-check", Put("broken.json", text));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos)
+        << "expected '" << message << "' in:\n" << r.output;
+  }
+
+  // Eight ranks of one job, clock bases up to ~1 s apart, rank 5 arriving 50 us late and rank 3
+  // with a slow channel 1.
+  std::vector<std::string> WriteJob(int nranks, const std::string& suffix = ".json") {
+    std::vector<std::string> paths;
+    for (int r = 0; r < nranks; ++r) {
+      SyntheticRankOptions o = JobRank(r, nranks);
+      const std::string path = (dir_ / ("rank" + std::to_string(r) + suffix)).string();
+      std::string error;
+      EXPECT_TRUE(WriteSyntheticTraceFile(path, o, &error)) << error;
+      paths.push_back(path);
+    }
+    return paths;
+  }
+
+  static SyntheticRankOptions JobRank(int r, int nranks) {
+    SyntheticRankOptions o;
+    o.rank = r;
+    o.nranks = nranks;
+    o.host = "node" + std::to_string(r / 4);
+    o.os_pid = 1000 + r;
+    o.base_realtime_ns = 1700000000000000000 + (r * 7919 % 8) * 123456789 + r;
+    o.base_monotonic_ns = 1000000000LL * (r + 1) + 17 * r;
+    o.num_colls = 6;
+    o.channels = 2;
+    o.steps = 3;
+    o.arrival_delay_ns = r == 5 ? 50000 : 100 * r;
+    o.max_arrival_delay_ns = 50000;
+    o.gpu_offset_ns = 1000 + r;
+    if (r == 3) {
+      o.slow_channel = 1;
+      o.slow_channel_extra_ns = 700;
+    }
+    return o;
+  }
+
+  static std::string Join(const std::vector<std::string>& paths) {
+    std::string out;
+    for (const std::string& p : paths) out += " " + p;
+    return out;
+  }
+
+  fs::path dir_;
+  std::string valid_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// katrace-check
+
+TEST_F(TraceToolsTest, CheckPassesValidTraces) {
+  ToolResult r = RunTool("katrace-check", (DataDir() / "valid_rank0.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("OK: 19 events, 0 warnings"), std::string::npos) << r.output;
+  const std::vector<std::string> job = WriteJob(3, ".json.gz");
+  r = RunTool("katrace-check", Join(job));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("error"), std::string::npos) << r.output;
+}
+
+TEST_F(TraceToolsTest, CheckCatchesPartialOverlap) {
+  ExpectCheckFails(Edit(valid_, "\"ts\":41.000,\"dur\":2.000", "\"ts\":41.000,\"dur\":2.500"),
+                   "partially overlaps event #7");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesSameStartChildBeforeParent) {
+  const std::string wait = LineWith(valid_, "\"cat\":\"KernelStepWait\"");
+  const std::string step = LineWith(valid_, "\"cat\":\"KernelStep\"");
+  ExpectCheckFails(Edit(valid_, step + wait, wait + step), "comes first in the file");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesTruncation) {
+  const std::string cut = valid_.substr(0, valid_.find("\"cat\":\"Coll\"") + 30);
+  ExpectCheckFails(cut, "truncated: input ends inside traceEvents after 15 complete events");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesMissingClosingBracket) {
+  ExpectCheckFails(valid_.substr(0, valid_.find("\n],") + 1), "no closing ']'");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesEmptyObjectSentinel) {
+  ExpectCheckFails(Edit(valid_, "\n],", ",\n{}\n],"), "empty {} event");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesBadFieldTypes) {
+  ExpectCheckFails(Edit(valid_, "\"ts\":10.000", "\"ts\":\"10.000\""),
+                   "field 'ts' must be a number of microseconds, not string");
+  ExpectCheckFails(Edit(valid_, "\"tid\":1,\"ts\":13.000", "\"tid\":\"1\",\"ts\":13.000"),
+                   "field 'tid' must be an integer, not string");
+  ExpectCheckFails(Edit(valid_, "\"send\":true", "\"send\":1"),
+                   "field 'args.send' must be a boolean, not integer");
+  ExpectCheckFails(Edit(valid_, "\"seq\":0,", ""), "missing field 'args.seq'");
+  ExpectCheckFails(Edit(valid_, "\"comm\":\"9a3c0f1e12345678\",\"rank\":0,\"depth\"",
+                        "\"comm\":\"nothex\",\"rank\":0,\"depth\""),
+                   "'args.comm' must be 16 hex digits");
+  ExpectCheckFails(Edit(valid_, "\"ph\":\"X\",\"pid\":0,\"tid\":1,\"ts\":10.000",
+                        "\"ph\":\"B\",\"pid\":0,\"tid\":1,\"ts\":10.000"),
+                   "phase 'B' is not one katrace writes");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesMissingMetadata) {
+  const std::string thread_name = LineWith(valid_, "ch 0 send peer 1\"");
+  ExpectCheckFails(Edit(valid_, thread_name, ""),
+                   "track pid 0 tid 4 has no thread_name metadata (3 events on it)");
+  ExpectCheckFails(Edit(valid_, "\"base_realtime_ns\":1700000000000000000,\"base_monotonic_ns\":"
+                                "5000000000}}},",
+                        "\"base_monotonic_ns\":5000000000}}},"),
+                   "header lacks 'base_realtime_ns' (the clock base)");
+  const std::string header = LineWith(valid_, "\"process_name\"");
+  const std::string next = LineWith(valid_, "\"host 4243\"");
+  const std::string swapped = Edit(valid_, header + next, next + header);
+  ExpectCheckFails(swapped, "traceEvents[0] is not the katrace header");
+  ExpectCheckFails(Edit(valid_, header, ""), "pid 0 has no process_name metadata");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesFlowsToNowhere) {
+  ExpectCheckFails(Edit(valid_, "\"bp\":\"e\",\"id\":3", "\"bp\":\"e\",\"id\":99"),
+                   "flow 99 has no start (s)");
+  ExpectCheckFails(Edit(valid_, "\"bp\":\"e\",\"id\":3,\"pid\":0,\"tid\":2,\"ts\":40.000",
+                        "\"bp\":\"e\",\"id\":3,\"pid\":0,\"tid\":2,\"ts\":45.000"),
+                   "flow endpoint at 45.000 us has no enclosing slice on track pid 0 tid 2");
+  ExpectCheckFails(Edit(valid_, "\"ph\":\"f\",\"bp\":\"e\",", "\"ph\":\"f\","),
+                   "flow end without \"bp\":\"e\"");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesKernelStepOutsideCollGpuExtent) {
+  ExpectCheckFails(Edit(valid_, "\"gpu_end\":44.000", "\"gpu_end\":42.000"),
+                   "event #7 (KernelStep) [40.000, 43.000] us lies outside its Coll's GPU "
+                   "extent [40.000, 42.000] us");
+  ExpectCheckFails(Edit(valid_, ",\"gpu_start\":40.000,\"gpu_end\":44.000", ""),
+                   "has no GPU extent (args.gpu_start/gpu_end) although it has GPU work");
+  ExpectCheckFails(Edit(valid_, "{\"id\":6,\"parent\":3", "{\"id\":6,\"parent\":77"),
+                   "args.parent 77 names no event of this process");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesStopBeforeStart) {
+  ExpectCheckFails(Edit(valid_, "\"gpu_stop_ns\":5000044000", "\"gpu_stop_ns\":5000030000"),
+                   "GPU stop before start (gpu_stop_ns 5000030000 < gpu_start_ns 5000040000)");
+  ExpectCheckFails(Edit(valid_, "\"gpu_stop_ns\":5000043000", "\"gpu_stop_ns\":5000040500"),
+                   "GPU stop before start (gpu_stop_ns 5000040500 < gpu_ready_ns 5000041000)");
+  ExpectCheckFails(Edit(valid_, "\"dur\":20.000", "\"dur\":-20.000"),
+                   "negative dur -20.000 (stop before start)");
+}
+
+TEST_F(TraceToolsTest, CheckCatchesFooterProblems) {
+  ExpectCheckFails(Edit(valid_, "\"drops\":{\"GroupApi\":0,\"CollApi\":0,\"KernelLaunch\":0,"
+                                "\"Coll\":0,\"KernelCh\":0,\"KernelStep\":0},",
+                        ""),
+                   "footer lacks 'drops' (the drop counters)");
+  ExpectCheckFails(valid_.substr(0, valid_.find("\"otherData\"") - 2) + "}\n",
+                   "no footer (otherData.katrace)");
+  ExpectCheckFails(Edit(valid_, "\"io_errors\":0", "\"io_errors\":2"),
+                   "the writer reported 2 write errors");
+  ExpectCheckFails(Edit(valid_, "{\"id\":4,", "{\"id\":2,"), "id 2 is already used by event #");
+}
+
+TEST_F(TraceToolsTest, CheckWarnsAboutDropsWithoutFailing) {
+  const ToolResult r = RunTool(
+      "katrace-check", Put("drops.json", Edit(valid_, "\"KernelCh\":0,\"KernelStep\":0}",
+                                              "\"KernelCh\":0,\"KernelStep\":12}")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: 12 events were dropped (pool full): KernelStep 12"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(RunTool("katrace-check", "--strict " + Put("drops.json", Edit(valid_,
+      "\"KernelCh\":0,\"KernelStep\":0}", "\"KernelCh\":0,\"KernelStep\":12}"))).exit_code, 1);
+}
+
+TEST_F(TraceToolsTest, CheckReportsUnreadableFilesAndGoesOn) {
+  const std::string good = Put("good.json", valid_);
+  const std::string foreign = Put("foreign.json", "{\"hello\":[1,2,3]}");
+  const std::string binary = Put("binary.json", std::string("\x7f" "ELF\x01\x02", 6));
+  const std::string gz = ReadText(Put("whole.json.gz", valid_));
+  const std::string cut_gz = (dir_ / "cut.json.gz").string();
+  std::ofstream(cut_gz, std::ios::binary) << gz.substr(0, gz.size() / 2);
+  const ToolResult r = RunTool("katrace-check", good + " " + (dir_ / "missing.json").string() +
+                                                    " " + foreign + " " + binary + " " + cut_gz);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("good.json: OK"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("missing.json: error: cannot open: No such file or directory"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("foreign.json: error: not a Chrome trace: no traceEvents array"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("binary.json:1: error: invalid JSON"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cut.json.gz"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gzip stream is truncated"), std::string::npos) << r.output;
+}
+
+TEST_F(TraceToolsTest, CheckGivesTheSameAnswerWhenItsSortsSpillToDisk) {
+  SyntheticRankOptions o = JobRank(0, 2);
+  o.num_colls = 40;
+  std::string text = SyntheticTraceText(o);
+  // One partial overlap deep in the file.
+  text = Edit(text, "\"ts\":1000.000,\"dur\":5.000", "\"ts\":1000.000,\"dur\":1001.500");
+  const std::string path = Put("spill.json", text);
+  const ToolResult in_memory = RunTool("katrace-check", path);
+  const ToolResult spilled = RunTool("katrace-check", "--sort-mem 1K " + path);
+  EXPECT_EQ(in_memory.exit_code, 1);
+  EXPECT_EQ(spilled.exit_code, 1);
+  EXPECT_NE(in_memory.output.find("partially overlaps"), std::string::npos) << in_memory.output;
+  EXPECT_EQ(spilled.output, in_memory.output);
+}
+
+TEST_F(TraceToolsTest, ToolsPrintHelp) {
+  for (const char* tool : {"katrace-check", "katrace-merge", "katrace-stats"}) {
+    const ToolResult r = RunTool(tool, "--help");
+    EXPECT_EQ(r.exit_code, 0) << tool;
+    EXPECT_NE(r.output.find(std::string("usage: ") + tool), std::string::npos) << r.output;
+    EXPECT_EQ(RunTool(tool, "--no-such-option x").exit_code, 2) << tool;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// katrace-merge
+
+TEST_F(TraceToolsTest, MergeLinesUpTheSameCollectiveAcrossRanks) {
+  const std::vector<std::string> job = WriteJob(8);
+  // Inputs in scrambled order, half of them gzip: the output still lists ranks in order.
+  std::string error;
+  ASSERT_TRUE(WriteSyntheticTraceFile(job[6] + ".gz", JobRank(6, 8), &error));
+  const std::string out = (dir_ / "merged.json").string();
+  ToolResult r = RunTool("katrace-merge", "-o " + out + " " + job[7] + " " + job[6] + ".gz " +
+                                              job[0] + " " + job[5] + " " + job[4] + " " +
+                                              job[3] + " " + job[2] + " " + job[1]);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunTool("katrace-check", out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+
+  const ReadBack merged = ReadTraceFile(out);
+  std::map<int64_t, std::set<int64_t>> collgpu_ts_by_seq;  // k-th CollGpu on each rank
+  std::map<int64_t, int> collgpu_count;
+  std::vector<int64_t> pid_order;
+  std::set<int64_t> flow_ids;
+  for (const Json& e : merged.events) {
+    const int64_t pid = e["pid"].get<int64_t>();
+    if (pid_order.empty() || pid_order.back() != pid) pid_order.push_back(pid);
+    if (e.value("cat", "") == "CollGpu") {
+      collgpu_ts_by_seq[collgpu_count[pid]++].insert(Ns(e["ts"]));
+    }
+    if (e.value("ph", "") == "s") {
+      EXPECT_TRUE(flow_ids.insert(e["id"].get<int64_t>()).second) << "flow ids must be unique";
+    }
+    if (e.value("name", "") == "process_name") {
+      const Json& h = e["args"]["katrace"];
+      EXPECT_EQ(h["base_realtime_ns"].get<int64_t>(),
+                1700000000000000000 + 0 /* the earliest base: rank 0 */);
+    }
+  }
+  EXPECT_EQ(pid_order, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(collgpu_ts_by_seq.size(), 6u);
+  for (const auto& [k, ts] : collgpu_ts_by_seq) {
+    EXPECT_EQ(ts.size(), 1u) << "collective " << k << " starts at " << ts.size()
+                             << " different times across ranks";
+    // The job's t = 0 is 1 ms after the earliest base; GPU work starts 60 us into each period.
+    EXPECT_EQ(*ts.begin(), 1000000 + k * 200000 + 50000 + T::kGpuAfterLastArrivalNs);
+  }
+  EXPECT_EQ(flow_ids.size(), 8u * 6u);
+  const Json& footer = merged.other_data["katrace"];
+  EXPECT_EQ(footer["format"], "katrace-merged");
+  EXPECT_EQ(footer["inputs"].size(), 8u);
+  EXPECT_EQ(footer["events"]["Coll"].get<int>(), 8 * 6);
+}
+
+TEST_F(TraceToolsTest, MergeKeepsHostClockRelationsPerRank) {
+  const std::vector<std::string> job = WriteJob(2);
+  const std::string out = (dir_ / "m.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + out + Join(job)).exit_code, 0);
+  const ReadBack merged = ReadTraceFile(out);
+  // realtime = base_realtime_ns + ts must give the same instant before and after the merge.
+  for (int r = 0; r < 2; ++r) {
+    const ReadBack original = ReadTraceFile(job[r]);
+    int64_t original_realtime = 0, merged_realtime = 0;
+    for (const Json& e : original.events) {
+      if (e.value("cat", "") == "Coll") {
+        original_realtime = JobRank(r, 2).base_realtime_ns + Ns(e["ts"]);
+        break;
+      }
+    }
+    int64_t merged_base = 0;
+    for (const Json& e : merged.events) {
+      if (e["pid"] != r) continue;
+      if (e.value("name", "") == "process_name") {
+        merged_base = e["args"]["katrace"]["base_realtime_ns"].get<int64_t>();
+      }
+      if (e.value("cat", "") == "Coll") {
+        merged_realtime = merged_base + Ns(e["ts"]);
+        break;
+      }
+    }
+    EXPECT_EQ(merged_realtime, original_realtime) << "rank " << r;
+  }
+}
+
+TEST_F(TraceToolsTest, MergeSelectsRanksTimeAndKinds) {
+  const std::vector<std::string> job = WriteJob(8);
+  const std::string by_rank = (dir_ / "ranks.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-q --ranks 0-2,5 -o " + by_rank + Join(job)).exit_code, 0);
+  std::set<int64_t> pids;
+  for (const Json& e : ReadTraceFile(by_rank).events) pids.insert(e["pid"].get<int64_t>());
+  EXPECT_EQ(pids, (std::set<int64_t>{0, 1, 2, 5}));
+
+  // A window around the third collective only (1 ms + 2 * 200 us on the merged timeline).
+  const std::string window = (dir_ / "window.json").string();
+  ToolResult r = RunTool("katrace-merge",
+                         "-q --from 1390us --to 1470us -o " + window + Join(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunTool("katrace-check", window);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int colls = 0, starts = 0, ends = 0;
+  for (const Json& e : ReadTraceFile(window).events) {
+    if (e.value("ph", "") == "X") {
+      const int64_t start = Ns(e["ts"]), end = start + Ns(e["dur"]);
+      EXPECT_LE(start, 1470000);
+      EXPECT_GE(end, 1390000);
+      colls += e.value("cat", "") == "Coll";
+    }
+    starts += e.value("ph", "") == "s";
+    ends += e.value("ph", "") == "f";
+  }
+  EXPECT_EQ(colls, 8);
+  EXPECT_EQ(starts, ends);
+
+  const std::string kinds = (dir_ / "kinds.json").string();
+  r = RunTool("katrace-merge", "-q --kinds Coll,KernelCh -o " + kinds + Join(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> phases, cats;
+  for (const Json& e : ReadTraceFile(kinds).events) {
+    phases.insert(e.value("ph", ""));
+    if (e.value("ph", "") == "X") cats.insert(e.value("cat", ""));
+  }
+  EXPECT_EQ(cats, (std::set<std::string>{"Coll", "KernelCh"}));
+  EXPECT_EQ(phases, (std::set<std::string>{"M", "X"}));
+  r = RunTool("katrace-check", kinds);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(RunTool("katrace-merge", "--kinds Bogus -o x.json" + Join(job)).exit_code, 2);
+}
+
+TEST_F(TraceToolsTest, MergeReadsAndWritesGzip) {
+  const std::vector<std::string> job = WriteJob(3, ".json.gz");
+  const std::string out = (dir_ / "merged.json.gz").string();
+  ToolResult r = RunTool("katrace-merge", "-q -o " + out + Join(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadText(out).substr(0, 2), "\x1f\x8b");
+  r = RunTool("katrace-check", out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+TEST_F(TraceToolsTest, MergeLeavesOutBadInputsAndGoesOn) {
+  std::vector<std::string> job = WriteJob(3);
+  const std::string text = ReadText(job[2]);
+  const std::string cut = Put("rank2cut.json", text.substr(0, text.size() / 2));
+  const std::string dup = Put("rank1again.json", ReadText(job[1]));
+  const std::string foreign = Put("foreign.json", "[{\"name\":\"x\",\"ph\":\"X\"}]");
+  const std::string out = (dir_ / "m.json").string();
+  ToolResult r = RunTool("katrace-merge", "-o " + out + " " + job[0] + " " + job[1] + " " + cut +
+                                              " " + dup + " " + foreign + " " +
+                                              (dir_ / "nope.json").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("nope.json: cannot open"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("foreign.json: traceEvents[0] is not a process_name event with the "
+                          "katrace header; left out"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rank1again.json: rank 1 is already in"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rank2cut.json: truncated"), std::string::npos) << r.output;
+  // The output is whole JSON anyway; the cut rank's events up to the cut are in it.
+  const ReadBack merged = ReadTraceFile(out);
+  std::set<int64_t> pids;
+  for (const Json& e : merged.events) pids.insert(e["pid"].get<int64_t>());
+  EXPECT_EQ(pids, (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(merged.other_data["katrace"]["inputs"][2]["problem"].get<std::string>().rfind(
+                "truncated", 0),
+            0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// katrace-stats
+
+Json StatsJson(const std::string& args) {
+  const ToolResult r = RunTool("katrace-stats", "--format json " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return Json::parse(r.output);
+}
+
+const Json& Row(const Json& table, const std::string& name) {
+  for (const Json& row : table) {
+    if (row["name"] == name) return row;
+  }
+  static const Json kMissing;
+  ADD_FAILURE() << "no row '" << name << "' in " << table.dump();
+  return kMissing;
+}
+
+TEST_F(TraceToolsTest, StatsMatchHandComputation) {
+  const int n = 4;
+  const std::vector<std::string> job = WriteJob(n);
+  const Json stats = StatsJson(Join(job));
+  const int colls = n * 6;  // 6 collectives per rank
+  const Json& coll_api = Row(stats["host"], "CollApi AllReduce");
+  EXPECT_EQ(coll_api["instances"], colls);
+  EXPECT_EQ(coll_api["total_ns"], colls * T::kCollApiNs);
+  EXPECT_EQ(coll_api["stddev_ns"], 0.0);
+  EXPECT_EQ(Row(stats["host"], "Coll AllReduce")["total_ns"], colls * T::kCollNs);
+  EXPECT_EQ(Row(stats["host"], "KernelLaunch KernelLaunch")["min_ns"], T::kLaunchNs);
+  // Host total: CollApi + Coll + KernelLaunch + ProxyOps (2 channels x 2 directions).
+  const int64_t step = T::kStepWaitNs + T::kStepTransferNs;
+  const int64_t slow_step = step + 700;  // rank 3, channel 1
+  const int64_t proxy_total = (n * 6 * 2 * 2 * 3 * step) + 6 * 2 * 3 * 700;
+  EXPECT_EQ(Row(stats["host"], "ProxyOp ProxySend")["total_ns"].get<int64_t>() +
+                Row(stats["host"], "ProxyOp ProxyRecv")["total_ns"].get<int64_t>(),
+            proxy_total);
+  const double host_sum = colls * (T::kCollApiNs + T::kCollNs + T::kLaunchNs) + proxy_total;
+  EXPECT_DOUBLE_EQ(coll_api["time_percent"].get<double>(),
+                   std::round(1000.0 * colls * T::kCollApiNs / host_sum) / 10.0);
+
+  // GPU side: per rank and collective 2 channels x 2 directions x 3 steps.
+  const Json& transfer = Row(stats["gpu"], "KernelStepTransfer transfer");
+  EXPECT_EQ(transfer["instances"], colls * 12);
+  EXPECT_EQ(transfer["max_ns"], T::kStepTransferNs + 700);
+  EXPECT_EQ(transfer["min_ns"], T::kStepTransferNs);
+  EXPECT_EQ(transfer["total_ns"], colls * 12 * T::kStepTransferNs + 6 * 6 * 700);
+  // CollGpu: 3 steps of the slowest channel; rank 3's collectives take longer.
+  const Json& collgpu = Row(stats["gpu"], "CollGpu AllReduce");
+  EXPECT_EQ(collgpu["total_ns"], (n - 1) * 6 * 3 * step + 6 * 3 * slow_step);
+  EXPECT_NEAR(collgpu["med_ns"].get<double>(), 3 * step, 0.01 * 3 * step);
+  EXPECT_EQ(Row(stats["collectives"], "AllReduce 1 MiB Ring/Simple")["instances"], colls);
+
+  // Per channel: rank 3's channel 1 is the only slow one.
+  EXPECT_EQ(Row(stats["kernelstep_transfer_per_channel"], "ch 1 send")["max_ns"],
+            T::kStepTransferNs + 700);
+  EXPECT_EQ(Row(stats["kernelstep_transfer_per_channel"], "ch 0 send")["max_ns"],
+            T::kStepTransferNs);
+  EXPECT_EQ(Row(stats["kernelstep_wait_per_peer"], "send peer 1")["instances"], 6 * 2 * 3);
+
+  // Bandwidth: bytes / mean GPU time, bus factor 2(n-1)/n for AllReduce.
+  ASSERT_EQ(stats["bandwidth"].size(), 1u);
+  const Json& bw = stats["bandwidth"][0];
+  const double mean_ns = static_cast<double>(collgpu["total_ns"].get<int64_t>()) / colls;
+  EXPECT_EQ(bw["nranks"], n);
+  EXPECT_NEAR(bw["algbw_gbps"].get<double>(), (1 << 20) / mean_ns, 1e-3);
+  EXPECT_NEAR(bw["busbw_gbps"].get<double>(), (1 << 20) / mean_ns * 2.0 * (n - 1) / n, 1e-3);
+}
+
+TEST_F(TraceToolsTest, StatsHostTableEqualsOneBuiltLikeThePluginSummary) {
+  // The plugin's finalize summary adds "<cat> <name>" rows with each event's ns duration; the
+  // same adds on the same events must print the same CSV.
+  const std::string path = Put("v.json", valid_);
+  SummaryTable host("katrace host-side summary (callback start to stop)");
+  host.Add("GroupApi Group", 20000);
+  host.Add("CollApi AllReduce", 5000);
+  host.Add("KernelLaunch KernelLaunch", 1000);
+  host.Add("Coll AllReduce", 3000);
+  SummaryTable gpu("katrace GPU-side summary (%globaltimer)");
+  gpu.Add("KernelStep Send", 3000);
+  gpu.Add("KernelStepWait wait", 1000);
+  gpu.Add("KernelStepTransfer transfer", 2000);
+  gpu.Add("KernelCh AllReduce", 4000);
+  gpu.Add("CollGpu AllReduce", 4000);
+  const ToolResult csv = RunTool("katrace-stats", "--format csv --report host,gpu " + path);
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find("# katrace host-side summary (callback start to stop)\n" +
+                            host.ToCsv()),
+            std::string::npos)
+      << csv.output;
+  EXPECT_NE(csv.output.find("# katrace GPU-side summary (%globaltimer)\n" + gpu.ToCsv()),
+            std::string::npos)
+      << csv.output;
+  const ToolResult text = RunTool("katrace-stats", "--report host " + path);
+  EXPECT_NE(text.output.find(host.ToText()), std::string::npos) << text.output;
+}
+
+TEST_F(TraceToolsTest, StatsLeaveOutIncompleteEvents) {
+  const std::string text = Edit(valid_, "\"rank\":0,\"depth\":1", "\"rank\":0,\"incomplete\":true,\"depth\":1");
+  const Json stats = StatsJson(Put("inc.json", text));
+  for (const Json& row : stats["host"]) EXPECT_NE(row["name"], "GroupApi Group");
+  EXPECT_EQ(stats["inputs"]["incomplete_left_out"], 1);
+}
+
+TEST_F(TraceToolsTest, StragglerReportNamesTheSlowRankAndChannel) {
+  const std::vector<std::string> job = WriteJob(8, ".json.gz");
+  const Json stats = StatsJson("--report straggler --top 3 --sort-mem 2K" + Join(job));
+  const Json& delay = stats["straggler_delay_per_rank"];
+  ASSERT_EQ(delay.size(), 1u) << delay.dump();
+  EXPECT_EQ(delay[0]["name"], "rank 5");
+  EXPECT_EQ(delay[0]["instances"], 6);
+  EXPECT_EQ(delay[0]["avg_ns"], 50000.0);  // rank 5 at +50 us, rank 0 first at +0
+  const Json& worst = stats["worst_instances"];
+  ASSERT_EQ(worst.size(), 3u);
+  EXPECT_EQ(worst[0]["last"], "rank 5");
+  EXPECT_EQ(worst[0]["first"], "rank 0");
+  EXPECT_EQ(worst[0]["next"], "rank 7");
+  EXPECT_EQ(worst[0]["delay_ns"], 50000);
+  EXPECT_EQ(worst[0]["lead_ns"], 50000 - 700);
+  EXPECT_EQ(worst[0]["ranks"], 8);
+  EXPECT_EQ(Row(stats["arrival_lag_per_rank"], "rank 3")["avg_ns"], 300.0);
+  const Json& channels = stats["slowest_channels"];
+  ASSERT_GE(channels.size(), 2u) << channels.dump();
+  std::set<std::string> links = {channels[0]["link"], channels[1]["link"]};
+  EXPECT_EQ(links, (std::set<std::string>{"rank 3 send ch 1", "rank 3 recv ch 1"}));
+  EXPECT_EQ(channels[0]["slowest_share"], 100.0);
+  EXPECT_EQ(channels[0]["instances"], 6);
+  EXPECT_EQ(stats["straggler_instances"]["seen_on_2_or_more_ranks"], 6);
+
+  const ToolResult text = RunTool("katrace-stats", "--report straggler" + Join(job));
+  EXPECT_NE(text.output.find("rank 5"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("rank 3 send ch 1"), std::string::npos) << text.output;
+}
+
+TEST_F(TraceToolsTest, StatsReportUnreadableFilesAndSummariseTheRest) {
+  const std::vector<std::string> job = WriteJob(2);
+  const std::string foreign = Put("foreign.json", "{\"traceEvents\":[{\"name\":\"x\"}]}");
+  const ToolResult r = RunTool("katrace-stats", "--format csv --report host" + Join(job) + " " +
+                                                    foreign + " " +
+                                                    (dir_ / "missing.json.gz").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("foreign.json: traceEvents[0] is not the katrace header"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("missing.json.gz: cannot open"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(",12,5000.0,5000.0,5000,5000,0.0,CollApi AllReduce"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(TraceToolsTest, StatsWriteCsvAndJsonFiles) {
+  const std::vector<std::string> job = WriteJob(2);
+  const std::string csv = (dir_ / "s.csv").string();
+  ASSERT_EQ(RunTool("katrace-stats", "--format csv -o " + csv + Join(job)).exit_code, 0);
+  const std::string text = ReadText(csv);
+  EXPECT_NE(text.find("# Bandwidth per collective size"), std::string::npos);
+  EXPECT_NE(text.find("Function,Size (B),Ranks,Instances"), std::string::npos) << text;
+  EXPECT_NE(text.find("AllReduce,1048576,2,12,"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace katrace::tools

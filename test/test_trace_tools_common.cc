@@ -1,0 +1,220 @@
+// The shared pieces under tools/common: streaming reader, external sorter, time text and
+// command-line helpers.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tools/common/cli_args.h"
+#include "tools/common/external_sorter.h"
+#include "tools/common/json_fields.h"
+#include "tools/common/output_file.h"
+#include "tools/common/synthetic_trace.h"
+#include "tools/common/trace_header.h"
+#include "tools/common/trace_reader.h"
+
+namespace katrace::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/katrace-common-test-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    OutputFile out;
+    std::string error;
+    const std::string path = (path_ / name).string();
+    EXPECT_TRUE(out.Open(path, HasGzipSuffix(path), &error)) << error;
+    out.Write(text);
+    EXPECT_TRUE(out.Commit(&error)) << error;
+    return path;
+  }
+
+ private:
+  fs::path path_;
+};
+
+struct Collect : TraceVisitor {
+  std::vector<TraceEvent> events;
+  int non_objects = 0;
+  Json other;
+  size_t stop_after = SIZE_MAX;
+  bool OnEvent(const TraceEvent& event) override {
+    events.push_back(event);
+    return events.size() < stop_after;
+  }
+  void OnNonObjectEvent(uint64_t, uint64_t) override { ++non_objects; }
+  void OnOtherData(const Json& o) override { other = o; }
+};
+
+TEST(TraceReaderTest, StreamsEventsWithIndexAndLine) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "t.json", "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{\"a\":1},\n\n{\"b\":{\"c\":[1,2]}},\n"
+                "7],\n\"otherData\":{\"katrace\":{\"x\":1}}}\n");
+  Collect c;
+  const ReadResult r = ReadTrace(path, &c);
+  ASSERT_EQ(r.status, ReadStatus::kOk) << r.message;
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[0].index, 0u);
+  EXPECT_EQ(c.events[0].line, 2u);
+  EXPECT_EQ(c.events[1].index, 1u);
+  EXPECT_EQ(c.events[1].line, 4u);
+  EXPECT_EQ(c.events[1].json["b"]["c"][1], 2);
+  EXPECT_EQ(c.non_objects, 1);
+  EXPECT_EQ(c.other["katrace"]["x"], 1);
+  EXPECT_TRUE(r.has_other_data);
+}
+
+TEST(TraceReaderTest, ReadsTheBareArrayFormAndGzip) {
+  TempDir dir;
+  const std::string path = dir.Write("t.json.gz", "[{\"a\":1},{\"a\":2}]");
+  Collect c;
+  const ReadResult r = ReadTrace(path, &c);
+  EXPECT_EQ(r.status, ReadStatus::kOk) << r.message;
+  EXPECT_TRUE(r.is_gzip);
+  EXPECT_EQ(c.events.size(), 2u);
+}
+
+TEST(TraceReaderTest, TellsWhyAFileCannotBeRead) {
+  TempDir dir;
+  Collect c;
+  EXPECT_EQ(ReadTrace(dir.Write("e.json", ""), &c).message, "empty file");
+  const ReadResult cut = ReadTrace(dir.Write("c.json", "{\"traceEvents\":[{\"a\":1},{\"a\""), &c);
+  EXPECT_EQ(cut.status, ReadStatus::kTruncated);
+  EXPECT_EQ(cut.message,
+            "truncated: input ends inside traceEvents after 1 complete events (no closing ']')");
+  const ReadResult bad = ReadTrace(dir.Write("b.json", "{\"traceEvents\":[{\"a\":1}}]}"), &c);
+  EXPECT_EQ(bad.status, ReadStatus::kBadJson);
+  EXPECT_NE(bad.message.find("line 1"), std::string::npos) << bad.message;
+  EXPECT_EQ(ReadTrace(dir.Write("n.json", "{\"x\":[]}"), &c).status, ReadStatus::kNotATrace);
+  EXPECT_EQ(ReadTrace(dir.Write("s.json", "42"), &c).status, ReadStatus::kNotATrace);
+  EXPECT_EQ(ReadTrace("/nonexistent/katrace.json", &c).status, ReadStatus::kOpenError);
+}
+
+TEST(TraceReaderTest, VisitorCanStopEarly) {
+  TempDir dir;
+  Collect c;
+  c.stop_after = 1;
+  const ReadResult r = ReadTrace(dir.Write("t.json", "[{\"a\":1},{\"a\":2},{\"a\":3}]"), &c);
+  EXPECT_EQ(r.status, ReadStatus::kStopped);
+  EXPECT_EQ(c.events.size(), 1u);
+}
+
+TEST(TraceHeaderTest, ProbesTheHeaderOfASyntheticTrace) {
+  TempDir dir;
+  SyntheticRankOptions o;
+  o.rank = 3;
+  o.base_realtime_ns = 123456789;
+  std::string error;
+  const std::string path = dir.Write("r3.json.gz", SyntheticTraceText(o));
+  const HeaderProbe probe = ProbeHeader(path);
+  ASSERT_TRUE(probe.found) << probe.problem;
+  EXPECT_EQ(probe.header.rank, 3);
+  EXPECT_EQ(probe.header.base_realtime_ns, 123456789);
+  EXPECT_EQ(probe.read.status, ReadStatus::kStopped);
+}
+
+struct Rec {
+  uint64_t key;
+  uint64_t order;
+};
+struct RecLess {
+  bool operator()(const Rec& a, const Rec& b) const {
+    return std::tie(a.key, a.order) < std::tie(b.key, b.order);
+  }
+};
+
+TEST(ExternalSorterTest, SpillsAndMergesInOrder) {
+  std::mt19937_64 rng(3);
+  std::vector<Rec> all;
+  ExternalSorter<Rec, RecLess> sorter(64 * sizeof(Rec));  // forces many runs
+  for (uint64_t i = 0; i < 5000; ++i) {
+    const Rec r{rng() % 97, i};
+    all.push_back(r);
+    ASSERT_TRUE(sorter.Add(r));
+  }
+  ASSERT_TRUE(sorter.Finish()) << sorter.error();
+  EXPECT_GT(sorter.spilled_runs(), 10u);
+  std::sort(all.begin(), all.end(), RecLess());
+  Rec r;
+  size_t i = 0;
+  while (sorter.Next(&r)) {
+    ASSERT_LT(i, all.size());
+    EXPECT_EQ(r.key, all[i].key);
+    EXPECT_EQ(r.order, all[i].order);
+    ++i;
+  }
+  EXPECT_EQ(i, all.size());
+}
+
+TEST(ExternalSorterTest, SmallInputsStayInMemory) {
+  ExternalSorter<Rec, RecLess> sorter(1 << 20);
+  for (uint64_t i = 0; i < 10; ++i) sorter.Add(Rec{10 - i, i});
+  ASSERT_TRUE(sorter.Finish());
+  EXPECT_EQ(sorter.spilled_runs(), 0u);
+  Rec r;
+  ASSERT_TRUE(sorter.Next(&r));
+  EXPECT_EQ(r.key, 1u);
+}
+
+TEST(JsonFieldsTest, TimesAreExactNanoseconds) {
+  EXPECT_EQ(NsToUsText(0), "0.000");
+  EXPECT_EQ(NsToUsText(12345), "12.345");
+  EXPECT_EQ(NsToUsText(-1500), "-1.500");
+  EXPECT_EQ(NsToUsText(1000000000007), "1000000000.007");
+  for (int64_t ns : {int64_t{1}, int64_t{999}, int64_t{123456789012345}, int64_t{4503599627370}}) {
+    int64_t back = 0;
+    ASSERT_TRUE(UsToNs(Json::parse(NsToUsText(ns)), &back));
+    EXPECT_EQ(back, ns);
+  }
+  int64_t ns = 0;
+  EXPECT_TRUE(UsToNs(Json(7), &ns));
+  EXPECT_EQ(ns, 7000);
+  EXPECT_FALSE(UsToNs(Json("7"), &ns));
+  uint64_t hash = 0;
+  EXPECT_TRUE(ParseCommHash("9a3c0f1e12345678", &hash));
+  EXPECT_EQ(hash, 0x9a3c0f1e12345678u);
+  EXPECT_FALSE(ParseCommHash("9a3c", &hash));
+}
+
+TEST(CliArgsTest, RankListsDurationsAndSizes) {
+  RankSelection ranks;
+  std::string error;
+  ASSERT_TRUE(ranks.Parse("0-7,12", &error)) << error;
+  EXPECT_TRUE(ranks.Contains(0));
+  EXPECT_TRUE(ranks.Contains(7));
+  EXPECT_FALSE(ranks.Contains(8));
+  EXPECT_TRUE(ranks.Contains(12));
+  EXPECT_FALSE(ranks.Parse("7-3", &error));
+  EXPECT_FALSE(ranks.Parse("a", &error));
+  int64_t ns = 0;
+  ASSERT_TRUE(ParseDurationNs("1.5s", &ns, &error));
+  EXPECT_EQ(ns, 1500000000);
+  ASSERT_TRUE(ParseDurationNs("200ms", &ns, &error));
+  EXPECT_EQ(ns, 200000000);
+  ASSERT_TRUE(ParseDurationNs("35us", &ns, &error));
+  EXPECT_EQ(ns, 35000);
+  ASSERT_TRUE(ParseDurationNs("100ns", &ns, &error));
+  EXPECT_EQ(ns, 100);
+  EXPECT_FALSE(ParseDurationNs("100", &ns, &error));
+  uint64_t bytes = 0;
+  ASSERT_TRUE(ParseByteSize("256M", &bytes, &error));
+  EXPECT_EQ(bytes, 256u << 20);
+  EXPECT_FALSE(ParseByteSize("lots", &bytes, &error));
+}
+
+}  // namespace
+}  // namespace katrace::tools

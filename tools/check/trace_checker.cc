@@ -1,0 +1,127 @@
+// The per-file driver of katrace-check (see trace_checker.h).
+#include "tools/check/trace_checker.h"
+
+#include "tools/check/diagnostics.h"
+#include "tools/check/event_rules.h"
+#include "tools/check/flow_pairing.h"
+#include "tools/check/metadata_rules.h"
+#include "tools/check/parent_links.h"
+#include "tools/check/track_nesting.h"
+#include "tools/common/trace_reader.h"
+
+namespace katrace::tools {
+namespace {
+
+class TraceChecker : public TraceVisitor {
+ public:
+  TraceChecker(const CheckOptions& options, Diagnostics* diag)
+      : diag_(diag),
+        metadata_(diag),
+        // The sort budget is split by how many records each check gets per event.
+        nesting_(options.sort_memory_bytes / 2),
+        links_(options.sort_memory_bytes / 8 * 3, options.slack_ns),
+        flows_(options.sort_memory_bytes / 8) {}
+
+  bool OnEvent(const TraceEvent& event) override {
+    EventFacts f;
+    if (!CheckEventRules(event, diag_, &f)) return true;
+    metadata_.OnEvent(event, f);
+    if (!f.has_pid || !f.has_tid) return true;
+    if (f.ph == 'X' && f.has_ts && f.has_dur) {
+      const int64_t end_ns = f.ts_ns + f.dur_ns;
+      nesting_.AddSlice(metadata_.TrackIndex(f.pid, f.tid), f.ts_ns, end_ns, event.index,
+                        event.line);
+      if (f.has_id) {
+        links_.AddEvent(f.pid, f.id, f.cat, f.has_gpu_extent, f.gpu_start_ns, f.gpu_end_ns,
+                        f.unfinished, event.index, event.line);
+      }
+      if (f.has_parent) {
+        links_.AddReference(f.pid, f.parent, f.cat, f.ts_ns, end_ns, f.unfinished, false,
+                            event.index, event.line);
+      }
+      if (f.has_coll_ref && (!f.has_parent || f.coll_ref != f.parent)) {
+        links_.AddReference(f.pid, f.coll_ref, f.cat, f.ts_ns, end_ns, f.unfinished, true,
+                            event.index, event.line);
+      }
+    } else if ((f.ph == 's' || f.ph == 't' || f.ph == 'f') && f.has_ts) {
+      nesting_.AddFlowPoint(metadata_.TrackIndex(f.pid, f.tid), f.ts_ns, event.index,
+                            event.line);
+      if (f.has_flow_key) {
+        int64_t numeric_id = -1;
+        AsInt64(*Field(event.json, "id"), &numeric_id);
+        flows_.Add(f.flow_key, f.ph, f.ts_ns, numeric_id, event.index, event.line);
+      }
+    }
+    return true;
+  }
+
+  void OnNonObjectEvent(uint64_t index, uint64_t line) override {
+    diag_->Error("field", line, "event #" + std::to_string(index) + " is not a JSON object");
+  }
+
+  void OnOtherData(const Json& other_data) override { metadata_.OnFooter(other_data); }
+
+  // |whole_file|: the file parsed to the end; otherwise only the checks that stay meaningful
+  // on a prefix run (a cut file has no footer, and its flows and parents are cut too).
+  void Finish(bool whole_file) {
+    metadata_.Finish(whole_file);
+    nesting_.Check(metadata_.TrackNames(), diag_);
+    if (!whole_file) return;
+    flows_.Check(diag_);
+    links_.Check(!metadata_.merged(), diag_);
+  }
+
+ private:
+  Diagnostics* diag_;
+  MetadataRules metadata_;
+  TrackNesting nesting_;
+  ParentLinks links_;
+  FlowPairing flows_;
+};
+
+}  // namespace
+
+CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options, FILE* out) {
+  Diagnostics diag(path, options.max_per_code, out);
+  TraceChecker checker(options, &diag);
+  ReadOptions read_options;
+  read_options.tool = "katrace-check";
+  read_options.progress_min_bytes = options.progress_min_bytes;
+  const ReadResult read = ReadTrace(path, &checker, read_options);
+  switch (read.status) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kOpenError:
+      diag.Error("input", 0, read.message);
+      break;
+    case ReadStatus::kTruncated:
+      diag.Error("truncated", read.error_line, read.message);
+      break;
+    case ReadStatus::kBadJson:
+      diag.Error("json", read.error_line, read.message);
+      break;
+    case ReadStatus::kNotATrace:
+      diag.Error("json", 0, read.message);
+      break;
+    case ReadStatus::kStopped:
+      break;
+  }
+  if (read.status != ReadStatus::kOpenError && read.status != ReadStatus::kNotATrace) {
+    checker.Finish(read.status == ReadStatus::kOk);
+  }
+  diag.PrintSuppressed();
+  CheckSummary summary{read.events, diag.errors(), diag.warnings()};
+  if (summary.errors > 0) {
+    std::fprintf(out, "%s: FAILED: %llu errors, %llu warnings in %llu events\n", path.c_str(),
+                 static_cast<unsigned long long>(summary.errors),
+                 static_cast<unsigned long long>(summary.warnings),
+                 static_cast<unsigned long long>(summary.events));
+  } else if (!options.quiet || summary.warnings > 0) {
+    std::fprintf(out, "%s: OK: %llu events, %llu warnings\n", path.c_str(),
+                 static_cast<unsigned long long>(summary.events),
+                 static_cast<unsigned long long>(summary.warnings));
+  }
+  return summary;
+}
+
+}  // namespace katrace::tools

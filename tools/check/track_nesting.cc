@@ -1,0 +1,86 @@
+// The nesting sweep (see track_nesting.h).
+#include "tools/check/track_nesting.h"
+
+#include <tuple>
+
+#include "tools/common/json_fields.h"
+
+namespace katrace::tools {
+namespace {
+
+std::string Span(int64_t start_ns, int64_t end_ns) {
+  return "[" + NsToUsText(start_ns) + ", " + NsToUsText(end_ns) + "] us";
+}
+
+}  // namespace
+
+bool TrackNesting::Less::operator()(const Record& a, const Record& b) const {
+  // Longer first at equal start: that is the parent.
+  return std::tie(a.track, a.start_ns, a.is_point, b.end_ns, a.index) <
+         std::tie(b.track, b.start_ns, b.is_point, a.end_ns, b.index);
+}
+
+TrackNesting::TrackNesting(size_t sort_memory_bytes) : sorter_(sort_memory_bytes) {}
+
+void TrackNesting::AddSlice(uint32_t track, int64_t start_ns, int64_t end_ns, uint64_t index,
+                            uint64_t line) {
+  sorter_.Add(Record{track, 0, start_ns, end_ns, index, line});
+}
+
+void TrackNesting::AddFlowPoint(uint32_t track, int64_t ts_ns, uint64_t index, uint64_t line) {
+  sorter_.Add(Record{track, 1, ts_ns, ts_ns, index, line});
+}
+
+void TrackNesting::Check(const std::vector<std::string>& track_names, Diagnostics* diag) {
+  if (!sorter_.Finish()) {
+    diag->Error("internal", 0, "nesting check skipped: " + sorter_.error());
+    return;
+  }
+  std::vector<Record> stack;
+  uint32_t track = UINT32_MAX;
+  Record r;
+  while (sorter_.Next(&r)) {
+    if (r.track != track) {
+      stack.clear();
+      track = r.track;
+    }
+    const std::string& track_name = track_names.at(r.track);
+    if (r.is_point) {
+      // A flow endpoint binds to the slice open at its time, end included.
+      while (!stack.empty() && stack.back().end_ns < r.start_ns) stack.pop_back();
+      if (stack.empty()) {
+        diag->Error("flow", r.line,
+                    "event #" + std::to_string(r.index) + ": flow endpoint at " +
+                        NsToUsText(r.start_ns) + " us has no enclosing slice on track " +
+                        track_name + " (a flow to nowhere)");
+      }
+      continue;
+    }
+    while (!stack.empty() && stack.back().end_ns <= r.start_ns) stack.pop_back();
+    if (!stack.empty() && r.end_ns > stack.back().end_ns) {
+      const Record& open = stack.back();
+      diag->Error("nesting", r.line,
+                  "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
+                      " partially overlaps event #" + std::to_string(open.index) + " (line " +
+                      std::to_string(open.line) + ") " + Span(open.start_ns, open.end_ns) +
+                      " on track " + track_name + "; Perfetto moves one to an overflow track");
+      continue;  // as Perfetto does, keep the first one on the track
+    }
+    for (auto it = stack.rbegin(); it != stack.rend() && it->start_ns == r.start_ns; ++it) {
+      if (it->end_ns > r.end_ns && it->index > r.index) {
+        diag->Error("nesting", r.line,
+                    "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
+                        " starts with the longer event #" + std::to_string(it->index) +
+                        " (line " + std::to_string(it->line) + ") " +
+                        Span(it->start_ns, it->end_ns) + " on track " + track_name +
+                        " but comes first in the file; Perfetto keeps file order for equal "
+                        "ts, so the longer one cannot nest (write same-start parents first)");
+        break;
+      }
+    }
+    stack.push_back(r);
+  }
+  if (!sorter_.error().empty()) diag->Error("internal", 0, sorter_.error());
+}
+
+}  // namespace katrace::tools

@@ -1,0 +1,118 @@
+// Command-line helpers (see cli_args.h).
+#include "tools/common/cli_args.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace katrace::tools {
+
+bool TakeOption(int argc, char** argv, int* i, const char* name, std::string* value, bool* ok) {
+  const char* arg = argv[*i];
+  const size_t len = std::strlen(name);
+  if (std::strncmp(arg, name, len) != 0) return false;
+  if (arg[len] == '=') {
+    *value = arg + len + 1;
+    *ok = true;
+    return true;
+  }
+  if (arg[len] != '\0') return false;
+  if (*i + 1 >= argc) {
+    *ok = false;
+    return true;
+  }
+  *value = argv[++*i];
+  *ok = true;
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(separator, start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool ParseUint64(const std::string& text, uint64_t* value) {
+  if (text.empty()) return false;
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return result.ec == std::errc() && result.ptr == text.data() + text.size();
+}
+
+bool RankSelection::Parse(const std::string& text, std::string* error) {
+  ranges_.clear();
+  for (const std::string& part : SplitList(text)) {
+    const size_t dash = part.find('-');
+    uint64_t lo = 0, hi = 0;
+    const bool ok = dash == std::string::npos
+                        ? ParseUint64(part, &lo) && (hi = lo, true)
+                        : ParseUint64(part.substr(0, dash), &lo) &&
+                              ParseUint64(part.substr(dash + 1), &hi);
+    if (!ok || lo > hi || hi > static_cast<uint64_t>(INT64_MAX)) {
+      *error = "bad rank list '" + text + "' at '" + part + "' (want e.g. 0-7,12)";
+      return false;
+    }
+    ranges_.emplace_back(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+  }
+  if (ranges_.empty()) {
+    *error = "empty rank list";
+    return false;
+  }
+  return true;
+}
+
+bool RankSelection::Contains(int64_t rank) const {
+  if (ranges_.empty()) return true;
+  for (const auto& [lo, hi] : ranges_) {
+    if (rank >= lo && rank <= hi) return true;
+  }
+  return false;
+}
+
+bool ParseDurationNs(const std::string& text, int64_t* ns, std::string* error) {
+  static const std::pair<const char*, double> kUnits[] = {
+      {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [unit, scale] : kUnits) {
+    const size_t ulen = std::strlen(unit);
+    if (text.size() <= ulen || text.compare(text.size() - ulen, ulen, unit) != 0) continue;
+    const std::string number = text.substr(0, text.size() - ulen);
+    double value = 0;
+    const auto result = std::from_chars(number.data(), number.data() + number.size(), value);
+    // "1ms" also ends in "s"; only accept a unit whose prefix is a clean number.
+    if (result.ec != std::errc() || result.ptr != number.data() + number.size()) continue;
+    const double scaled = value * scale;
+    if (!std::isfinite(scaled) || std::fabs(scaled) > 9.0e18) break;
+    *ns = std::llround(scaled);
+    return true;
+  }
+  *error = "bad duration '" + text + "' (want a number with a unit: ns, us, ms or s)";
+  return false;
+}
+
+bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error) {
+  std::string digits = text;
+  uint64_t scale = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'k': case 'K': scale = uint64_t{1} << 10; break;
+      case 'm': case 'M': scale = uint64_t{1} << 20; break;
+      case 'g': case 'G': scale = uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (scale != 1) digits.pop_back();
+  }
+  uint64_t value = 0;
+  if (!ParseUint64(digits, &value) || value > UINT64_MAX / scale) {
+    *error = "bad size '" + text + "' (want e.g. 256M)";
+    return false;
+  }
+  *bytes = value * scale;
+  return true;
+}
+
+}  // namespace katrace::tools

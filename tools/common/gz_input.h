@@ -1,0 +1,65 @@
+// A std::streambuf over a trace file, plain or gzip (zlib reads plain files transparently), that
+// knows how far it has read, which line it is on and whether the file ended cleanly. The JSON
+// reader pulls bytes through it one buffer at a time, so memory does not grow with the file.
+// Thread safety: none.
+#ifndef KATRACE_TOOLS_COMMON_GZ_INPUT_H_
+#define KATRACE_TOOLS_COMMON_GZ_INPUT_H_
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <functional>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+namespace katrace::tools {
+
+class GzInput : public std::streambuf {
+ public:
+  GzInput();
+  ~GzInput() override;
+  GzInput(const GzInput&) = delete;
+  GzInput& operator=(const GzInput&) = delete;
+
+  // Fails with a readable reason for a missing, unreadable or non-regular file.
+  bool Open(const std::string& path, std::string* error);
+
+  // 1-based line of the next unread byte. Amortised O(1): each byte is counted once.
+  uint64_t CurrentLine();
+  // Uncompressed bytes handed to the reader so far.
+  uint64_t bytes_read() const;
+  // Position in the file on disk (compressed bytes for gzip), for progress.
+  uint64_t file_offset() const;
+  uint64_t file_size() const { return file_size_; }
+  bool is_gzip() const { return is_gzip_; }
+  bool at_eof() const { return at_eof_; }
+  // Empty unless the file ended badly: truncated gzip stream, bad CRC, read error.
+  const std::string& error() const { return error_; }
+
+  // Called after each buffer refill with (file_offset, file_size).
+  void set_on_refill(std::function<void(uint64_t, uint64_t)> on_refill) {
+    on_refill_ = std::move(on_refill);
+  }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  void CountLinesUpTo(const char* end);
+
+  gzFile file_ = nullptr;
+  std::vector<char> buffer_;
+  uint64_t file_size_ = 0;
+  uint64_t bytes_before_buffer_ = 0;
+  uint64_t newlines_ = 0;
+  const char* counted_upto_ = nullptr;
+  bool is_gzip_ = false;
+  bool at_eof_ = false;
+  std::string error_;
+  std::function<void(uint64_t, uint64_t)> on_refill_;
+};
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_COMMON_GZ_INPUT_H_

@@ -1,0 +1,40 @@
+// Typed access to fields of one parsed trace event, and trace time conversions. Trace times are
+// microseconds with 3 decimals; the tools compute in integer nanoseconds so a merge or a sum never
+// accumulates floating-point error.
+#ifndef KATRACE_TOOLS_COMMON_JSON_FIELDS_H_
+#define KATRACE_TOOLS_COMMON_JSON_FIELDS_H_
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace katrace::tools {
+
+// Ordered, so a rewritten event keeps its keys in the order the plugin wrote them.
+using Json = nlohmann::ordered_json;
+
+// nullptr when |object| is not an object or has no |key|.
+const Json* Field(const Json& object, const char* key);
+// Integer JSON numbers only; a float or a string does not count.
+bool AsInt64(const Json& value, int64_t* out);
+bool AsUint64(const Json& value, uint64_t* out);
+// A JSON number of microseconds (integer or float) to nanoseconds, rounded to the nearest.
+bool UsToNs(const Json& value, int64_t* ns);
+// Exact "<int>.<3 digits>" microseconds for integer nanoseconds, e.g. -1500 -> "-1.500".
+std::string NsToUsText(int64_t ns);
+// "string", "integer", "number", "object", ... for messages.
+const char* JsonTypeName(const Json& value);
+// The string at |object|.|key|, or |fallback| when absent or not a string.
+std::string StringField(const Json& object, const char* key, const std::string& fallback = "");
+// True when |object|.|key| is the boolean true.
+bool IsTrue(const Json& object, const char* key);
+// Perfetto pairs v1 flow events (s/t/f) by (cat, name, id); a hash of that triple. False when
+// the id is missing or neither an integer nor a string.
+bool FlowKeyOf(const Json& event, uint64_t* key);
+// Communicator hashes are written as 16 hex digits.
+bool ParseCommHash(const std::string& text, uint64_t* hash);
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_COMMON_JSON_FIELDS_H_

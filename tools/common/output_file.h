@@ -1,0 +1,48 @@
+// Buffered output to a file (plain or gzip) written under "<path>.tmp" and renamed on Commit, so
+// a file with the final name is always complete; "-" writes to stdout.
+// Thread safety: none.
+#ifndef KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
+#define KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace katrace::tools {
+
+class OutputFile {
+ public:
+  OutputFile() = default;
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  bool Open(const std::string& path, bool gzip, std::string* error);
+  // Buffered; false after a write error (kept in error()).
+  bool Write(std::string_view data);
+  // Flushes, closes and renames into place. On failure the temporary file is removed.
+  bool Commit(std::string* error);
+  // Uncompressed bytes written so far.
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  bool Flush();
+  void Abandon();
+
+  std::string path_;
+  std::string tmp_path_;
+  int fd_ = -1;
+  gzFile gz_ = nullptr;
+  std::string buffer_;
+  uint64_t bytes_written_ = 0;
+  std::string error_;
+};
+
+// True for names ending in ".gz".
+bool HasGzipSuffix(const std::string& path);
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_

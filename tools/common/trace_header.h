@@ -1,0 +1,47 @@
+// The katrace header (traceEvents[0].args.katrace, repeated in otherData.katrace): which rank
+// wrote the file and its clock base, which merge and stats need before they read any event.
+#ifndef KATRACE_TOOLS_COMMON_TRACE_HEADER_H_
+#define KATRACE_TOOLS_COMMON_TRACE_HEADER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/common/json_fields.h"
+#include "tools/common/trace_reader.h"
+
+namespace katrace::tools {
+
+inline constexpr char kTraceFormat[] = "katrace-trace";
+inline constexpr char kMergedFormat[] = "katrace-merged";
+inline constexpr int64_t kTraceVersion = 1;
+
+struct TraceHeader {
+  std::string format;
+  int64_t version = 0;
+  int64_t rank = -1;
+  std::string host;
+  int64_t os_pid = 0;
+  int64_t base_realtime_ns = 0;
+  int64_t base_monotonic_ns = 0;
+  // Set by katrace-merge on the headers it rewrites: how far this rank was shifted.
+  int64_t rebased_ns = 0;
+};
+
+// The args.katrace object of |event| when it is a process_name metadata event carrying one.
+const Json* HeaderObjectOf(const Json& event);
+// Reads a header object; every missing or mistyped key becomes one line in |problems|.
+bool ParseHeader(const Json& katrace, TraceHeader* header, std::vector<std::string>* problems);
+
+struct HeaderProbe {
+  ReadResult read;     // status of the (partial) read
+  bool found = false;  // traceEvents[0] carried a valid header
+  TraceHeader header;
+  std::string problem;  // why no header, when !found
+};
+// Reads only as far as traceEvents[0]; cheap even for a huge file.
+HeaderProbe ProbeHeader(const std::string& path);
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_COMMON_TRACE_HEADER_H_

@@ -1,0 +1,286 @@
+// The SAX handler behind ReadTrace: tracks where in the trace structure the parser is, builds a
+// DOM only for one event (or for otherData) at a time and skips everything else.
+#include "tools/common/trace_reader.h"
+
+#include <istream>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tools/common/gz_input.h"
+#include "tools/common/progress.h"
+
+namespace katrace::tools {
+namespace {
+
+// Builds one JSON value from SAX calls. Pointers on the stack stay valid because only the
+// innermost open container ever grows.
+class DomBuilder {
+ public:
+  void Reset() {
+    root_ = Json();
+    stack_.clear();
+  }
+  void StartObject() { stack_.push_back(Place(Json::object())); }
+  void StartArray() { stack_.push_back(Place(Json::array())); }
+  void End() { stack_.pop_back(); }
+  void Key(std::string& key) { key_ = std::move(key); }
+  void Value(Json&& value) { Place(std::move(value)); }
+  Json& root() { return root_; }
+
+ private:
+  Json* Place(Json&& value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(value));
+      return &parent.back();
+    }
+    // Appended without nlohmann's duplicate-key search (quadratic in the key count); a
+    // duplicate key stays in the object and Field() reads the last one, as a DOM parser would.
+    auto& members = parent.get_ref<Json::object_t&>();
+    members.emplace_back(std::move(key_), std::move(value));
+    return &members.back().second;
+  }
+
+  Json root_;
+  std::vector<Json*> stack_;
+  std::string key_;
+};
+
+class TraceSax : public nlohmann::json_sax<Json> {
+ public:
+  TraceSax(GzInput* input, TraceVisitor* visitor) : input_(input), visitor_(visitor) {}
+
+  bool null() override { return Scalar(Json(nullptr)); }
+  bool boolean(bool value) override { return Scalar(Json(value)); }
+  bool number_integer(number_integer_t value) override { return Scalar(Json(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Scalar(Json(value)); }
+  bool number_float(number_float_t value, const string_t& /*text*/) override {
+    return Scalar(Json(value));
+  }
+  bool string(string_t& value) override { return Scalar(Json(std::move(value))); }
+  bool binary(binary_t& /*value*/) override { return Scalar(Json(nullptr)); }
+
+  bool key(string_t& key) override {
+    if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
+      builder_.Key(key);
+    } else if (capture_ == Capture::kNone && depth_ == 1) {
+      top_key_ = std::move(key);
+    }
+    return true;
+  }
+
+  bool start_object(std::size_t /*elements*/) override { return StartContainer(true); }
+  bool start_array(std::size_t /*elements*/) override { return StartContainer(false); }
+  bool end_object() override { return EndContainer(); }
+  bool end_array() override { return EndContainer(); }
+
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
+    error_position_ = position;
+    error_text_ = ex.what();
+    return false;
+  }
+
+  bool stopped() const { return stopped_; }
+  bool saw_trace_events() const { return saw_trace_events_; }
+  bool in_events() const { return in_events_; }
+  bool events_closed() const { return events_closed_; }
+  bool in_other_data() const { return capture_ == Capture::kOtherData; }
+  bool saw_other_data() const { return saw_other_data_; }
+  bool top_level_scalar() const { return top_level_scalar_; }
+  uint64_t events() const { return next_index_; }
+  uint64_t delivered() const { return delivered_; }
+  size_t error_position() const { return error_position_; }
+  const std::string& error_text() const { return error_text_; }
+
+ private:
+  enum class Capture { kNone, kEvent, kOtherData, kSkip };
+
+  bool AtEventLevel() const { return in_events_ && depth_ == events_depth_; }
+
+  bool Scalar(Json&& value) {
+    if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
+      builder_.Value(std::move(value));
+    } else if (capture_ == Capture::kNone) {
+      if (AtEventLevel()) {
+        visitor_->OnNonObjectEvent(next_index_++, input_->CurrentLine());
+      } else if (depth_ == 0) {
+        top_level_scalar_ = true;
+      }
+    }
+    return true;
+  }
+
+  bool StartContainer(bool is_object) {
+    if (capture_ == Capture::kNone) {
+      if (depth_ == 0) {
+        if (!is_object) {
+          in_events_ = true;
+          saw_trace_events_ = true;
+          events_depth_ = 1;
+        }
+        ++depth_;
+        return true;
+      }
+      if (AtEventLevel()) {
+        if (is_object) {
+          capture_ = Capture::kEvent;
+          event_.index = next_index_++;
+          event_.line = input_->CurrentLine();
+          builder_.Reset();
+        } else {
+          visitor_->OnNonObjectEvent(next_index_++, input_->CurrentLine());
+          capture_ = Capture::kSkip;
+        }
+      } else if (depth_ == 1 && !in_events_ && top_key_ == "traceEvents" && !is_object &&
+                 !saw_trace_events_) {
+        in_events_ = true;
+        saw_trace_events_ = true;
+        events_depth_ = 2;
+        ++depth_;
+        return true;
+      } else if (depth_ == 1 && top_key_ == "otherData" && is_object) {
+        capture_ = Capture::kOtherData;
+        builder_.Reset();
+      } else {
+        capture_ = Capture::kSkip;
+      }
+      capture_depth_ = depth_;
+    }
+    ++depth_;
+    if (capture_ != Capture::kSkip) {
+      if (is_object) {
+        builder_.StartObject();
+      } else {
+        builder_.StartArray();
+      }
+    }
+    return true;
+  }
+
+  bool EndContainer() {
+    --depth_;
+    if (capture_ == Capture::kNone) {
+      if (in_events_ && depth_ + 1 == events_depth_) {
+        in_events_ = false;
+        events_closed_ = true;
+      }
+      return true;
+    }
+    if (capture_ != Capture::kSkip) builder_.End();
+    if (depth_ != capture_depth_) return true;
+    const Capture finished = capture_;
+    capture_ = Capture::kNone;
+    if (finished == Capture::kEvent) {
+      event_.json = std::move(builder_.root());
+      ++delivered_;
+      if (!visitor_->OnEvent(event_)) {
+        stopped_ = true;
+        return false;
+      }
+    } else if (finished == Capture::kOtherData) {
+      saw_other_data_ = true;
+      visitor_->OnOtherData(builder_.root());
+    }
+    return true;
+  }
+
+  GzInput* input_;
+  TraceVisitor* visitor_;
+  DomBuilder builder_;
+  TraceEvent event_;
+  Capture capture_ = Capture::kNone;
+  int depth_ = 0;
+  int capture_depth_ = 0;
+  int events_depth_ = 0;
+  std::string top_key_;
+  bool in_events_ = false;
+  bool events_closed_ = false;
+  bool saw_trace_events_ = false;
+  bool saw_other_data_ = false;
+  bool top_level_scalar_ = false;
+  bool stopped_ = false;
+  uint64_t next_index_ = 0;
+  uint64_t delivered_ = 0;
+  size_t error_position_ = 0;
+  std::string error_text_;
+};
+
+// nlohmann's message minus its "[json.exception.parse_error.101] " prefix.
+std::string CleanParseError(const std::string& text) {
+  const size_t bracket = text.find("] ");
+  return bracket == std::string::npos ? text : text.substr(bracket + 2);
+}
+
+std::string TruncationMessage(const TraceSax& sax) {
+  if (sax.in_events()) {
+    return "truncated: input ends inside traceEvents after " + std::to_string(sax.delivered()) +
+           " complete events (no closing ']')";
+  }
+  if (sax.in_other_data()) return "truncated: input ends inside otherData (no footer)";
+  if (sax.events_closed()) return "truncated: input ends after traceEvents (no closing '}')";
+  return "truncated: input ends before the trace begins";
+}
+
+}  // namespace
+
+ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadOptions& options) {
+  ReadResult result;
+  GzInput input;
+  std::string open_error;
+  if (!input.Open(path, &open_error)) {
+    result.status = ReadStatus::kOpenError;
+    result.message = open_error;
+    return result;
+  }
+  Progress progress(options.tool, path, input.file_size(), options.progress_min_bytes);
+  input.set_on_refill([&progress](uint64_t done, uint64_t) { progress.Update(done); });
+  std::istream stream(&input);
+  TraceSax sax(&input, visitor);
+  bool parsed = false;
+  try {
+    parsed = Json::sax_parse(stream, &sax);
+  } catch (const std::exception& ex) {
+    result.status = ReadStatus::kBadJson;
+    result.message = std::string("cannot parse: ") + ex.what();
+  }
+  progress.Done();
+  result.events = sax.delivered();
+  result.bytes = input.bytes_read();
+  result.is_gzip = input.is_gzip();
+  result.has_other_data = sax.saw_other_data();
+  if (!result.message.empty()) return result;
+  if (sax.stopped()) {
+    result.status = ReadStatus::kStopped;
+    return result;
+  }
+  if (!input.error().empty()) {
+    result.status = ReadStatus::kTruncated;
+    result.error_line = input.CurrentLine();
+    result.message = input.error() + "; " + TruncationMessage(sax);
+    return result;
+  }
+  if (!parsed) {
+    result.error_line = input.CurrentLine();
+    if (input.at_eof()) {
+      result.status = ReadStatus::kTruncated;
+      result.message = result.bytes == 0 ? "empty file" : TruncationMessage(sax);
+    } else {
+      result.status = ReadStatus::kBadJson;
+      result.message = "invalid JSON: " + CleanParseError(sax.error_text());
+    }
+    return result;
+  }
+  if (!sax.saw_trace_events()) {
+    result.status = ReadStatus::kNotATrace;
+    result.message = "not a Chrome trace: no traceEvents array";
+  }
+  return result;
+}
+
+}  // namespace katrace::tools

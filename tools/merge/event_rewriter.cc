@@ -1,0 +1,105 @@
+// Event rewriting for katrace-merge (see event_rewriter.h). Times are written from integer ns as
+// "<us>.<3 digits>", like the plugin, so a merge never rounds.
+#include "tools/merge/event_rewriter.h"
+
+#include <functional>
+
+namespace katrace::tools {
+namespace {
+
+constexpr int kFlowIdBits = 40;
+
+void Dump(const Json& value, std::string* out) {
+  out->append(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void Key(const std::string& key, bool* first, std::string* out) {
+  if (!*first) out->push_back(',');
+  *first = false;
+  Dump(Json(key), out);
+  out->push_back(':');
+}
+
+}  // namespace
+
+bool EventRewriter::MergedSpan(const Json& event, int64_t* start_ns, int64_t* end_ns) const {
+  const Json* ts = Field(event, "ts");
+  int64_t ts_ns = 0;
+  if (ts == nullptr || !UsToNs(*ts, &ts_ns)) return false;
+  *start_ns = ts_ns + offset_ns_;
+  *end_ns = *start_ns;
+  const Json* dur = Field(event, "dur");
+  int64_t dur_ns = 0;
+  if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns > 0) *end_ns += dur_ns;
+  return true;
+}
+
+uint64_t EventRewriter::FlowId(const Json& id) const {
+  uint64_t value = 0;
+  if (AsUint64(id, &value) && value < (uint64_t{1} << kFlowIdBits) && rank_ >= 0 &&
+      rank_ < (int64_t{1} << (63 - kFlowIdBits))) {
+    return (static_cast<uint64_t>(rank_ + 1) << kFlowIdBits) | value;
+  }
+  // Out of range or a string: a hash, kept in the upper half so it cannot meet the form above.
+  const uint64_t hash = std::hash<std::string>()(std::to_string(rank_) + ':' + id.dump());
+  return (hash >> 2) | (uint64_t{1} << 62);
+}
+
+void EventRewriter::Write(const Json& event, std::string* out) const {
+  const std::string ph = StringField(event, "ph");
+  const bool is_flow = ph == "s" || ph == "t" || ph == "f";
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : event.items()) {
+    Key(key, &first, out);
+    int64_t ns = 0;
+    if (key == "ts" && UsToNs(value, &ns)) {
+      out->append(NsToUsText(ns + offset_ns_));
+    } else if (key == "dur" && UsToNs(value, &ns)) {
+      out->append(NsToUsText(ns));
+    } else if (key == "id" && is_flow) {
+      out->append(std::to_string(FlowId(value)));
+    } else if (key == "args" && value.is_object()) {
+      WriteArgs(event, value, out);
+    } else {
+      Dump(value, out);
+    }
+  }
+  out->push_back('}');
+}
+
+void EventRewriter::WriteArgs(const Json& event, const Json& args, std::string* out) const {
+  const std::string cat = StringField(event, "cat");
+  const bool has_gpu_extent = cat == "Coll" || cat == "P2p";
+  const bool is_process_name = StringField(event, "name") == "process_name";
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : args.items()) {
+    Key(key, &first, out);
+    int64_t ns = 0;
+    if (has_gpu_extent && (key == "gpu_start" || key == "gpu_end") && UsToNs(value, &ns)) {
+      out->append(NsToUsText(ns + offset_ns_));
+    } else if (is_process_name && key == "katrace" && value.is_object()) {
+      WriteHeader(value, out);
+    } else {
+      Dump(value, out);
+    }
+  }
+  out->push_back('}');
+}
+
+void EventRewriter::WriteHeader(const Json& katrace, std::string* out) const {
+  // realtime = base_realtime_ns + ts and monotonic = base_monotonic_ns + ts must keep holding
+  // with the shifted ts, so both bases move by the offset (GPU offsets stay valid unchanged).
+  Json header = katrace;
+  int64_t monotonic = 0, rebased = 0;
+  if (const Json* v = Field(katrace, "base_monotonic_ns"); v != nullptr && AsInt64(*v, &monotonic)) {
+    header["base_monotonic_ns"] = monotonic - offset_ns_;
+  }
+  if (const Json* v = Field(katrace, "rebased_ns"); v != nullptr) AsInt64(*v, &rebased);
+  header["base_realtime_ns"] = merged_base_realtime_ns_;
+  header["rebased_ns"] = rebased + offset_ns_;
+  Dump(header, out);
+}
+
+}  // namespace katrace::tools

@@ -1,0 +1,117 @@
+// katrace-merge argument parsing (see merge_options.h).
+#include "tools/merge/merge_options.h"
+
+#include <cstdio>
+
+#include "tools/common/event_kinds.h"
+
+namespace katrace::tools {
+
+const char kMergeUsage[] =
+    "usage: katrace-merge -o OUT [options] FILE...\n"
+    "\n"
+    "Merges per-process katrace traces (.json or .json.gz) into one Perfetto trace: every file\n"
+    "is rebased on its recorded clock base onto one timeline (t = 0 at the earliest base),\n"
+    "ranks stay separate processes sorted by rank, flows and metadata are kept (flow ids are\n"
+    "made unique per rank). Files that cannot be read are reported and left out.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT   output file; gzip when it ends in .gz or with --gzip; '-' = stdout\n"
+    "  --gzip             gzip the output\n"
+    "  --ranks LIST       keep only these ranks, e.g. 0-7,12\n"
+    "  --from T, --to T   keep only events overlapping this window of the merged timeline,\n"
+    "                     with a unit: 1.5s, 200ms, 35us, 100ns\n"
+    "  --kinds LIST       keep only these event kinds: Coll, KernelStep, ... or the groups\n"
+    "                     host, gpu; add flow, counter, instant to keep those (all are kept\n"
+    "                     when --kinds is not given); metadata is always kept\n"
+    "  --warn-mb N        warn when the output passes N MB (default 300: Perfetto's web UI\n"
+    "                     struggles past a few hundred MB of JSON)\n"
+    "  -q, --quiet        no summary line\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "exit status: 0 merged, 1 merged but some inputs were unreadable or cut, 2 bad usage or no\n"
+    "output\n";
+
+namespace {
+
+bool AddKinds(const std::string& list, std::set<std::string>* kinds, std::string* error) {
+  for (const std::string& item : SplitList(list)) {
+    if (item == "host" || item == "gpu") {
+      for (const std::string& kind : KnownKinds()) {
+        if (item == "host" ? IsHostKind(kind) : IsGpuKind(kind)) kinds->insert(kind);
+      }
+    } else if (item == "flow" || item == "counter" || item == "instant" || IsKnownKind(item)) {
+      kinds->insert(item);
+    } else {
+      *error = "unknown kind '" + item + "'; known: host, gpu, flow, counter, instant";
+      for (const std::string& kind : KnownKinds()) *error += ", " + kind;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value, error;
+    bool ok = true;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kMergeUsage, stdout);
+      return -1;
+    } else if (arg == "--gzip") {
+      options->gzip = true;
+    } else if (arg == "-q" || arg == "--quiet") {
+      options->quiet = true;
+    } else if (TakeOption(argc, argv, &i, "-o", &value, &ok) ||
+               TakeOption(argc, argv, &i, "--output", &value, &ok)) {
+      if (!ok) error = "-o needs a file name";
+      options->output = value;
+    } else if (TakeOption(argc, argv, &i, "--ranks", &value, &ok)) {
+      if (!ok) error = "--ranks needs a list";
+      if (ok && options->ranks.Parse(value, &error)) options->ranks_text = value;
+    } else if (TakeOption(argc, argv, &i, "--from", &value, &ok)) {
+      int64_t ns = 0;
+      if (!ok) error = "--from needs a time";
+      if (ok && ParseDurationNs(value, &ns, &error)) options->from_ns = ns;
+    } else if (TakeOption(argc, argv, &i, "--to", &value, &ok)) {
+      int64_t ns = 0;
+      if (!ok) error = "--to needs a time";
+      if (ok && ParseDurationNs(value, &ns, &error)) options->to_ns = ns;
+    } else if (TakeOption(argc, argv, &i, "--kinds", &value, &ok)) {
+      if (!ok) error = "--kinds needs a list";
+      if (ok) AddKinds(value, &options->kinds, &error);
+    } else if (TakeOption(argc, argv, &i, "--warn-mb", &value, &ok)) {
+      uint64_t mb = 0;
+      if (!ok || !ParseUint64(value, &mb)) error = "--warn-mb needs a number";
+      options->warn_bytes = mb * 1000 * 1000;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      error = "unknown option " + arg;
+    } else {
+      options->inputs.push_back(arg);
+    }
+    if (!error.empty()) {
+      std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  std::string error;
+  if (options->output.empty()) error = "no output file (-o OUT)";
+  if (options->inputs.empty()) error = "no input files";
+  if (options->from_ns && options->to_ns && *options->to_ns < *options->from_ns) {
+    error = "--to is before --from";
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "katrace-merge: %s\n%s", error.c_str(), kMergeUsage);
+    return 2;
+  }
+  if (options->output != "-" && options->output.size() >= 3 &&
+      options->output.compare(options->output.size() - 3, 3, ".gz") == 0) {
+    options->gzip = true;
+  }
+  return 0;
+}
+
+}  // namespace katrace::tools

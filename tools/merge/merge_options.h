@@ -1,0 +1,39 @@
+// katrace-merge's command line: inputs, output, and the selection (ranks, time window, kinds)
+// that turns a huge job into a file Perfetto can open.
+#ifndef KATRACE_TOOLS_MERGE_MERGE_OPTIONS_H_
+#define KATRACE_TOOLS_MERGE_MERGE_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/common/cli_args.h"
+
+namespace katrace::tools {
+
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool gzip = false;  // also implied by an output name ending in .gz
+  RankSelection ranks;
+  std::string ranks_text;
+  // Window on the merged timeline, ns from its start (the earliest clock base).
+  std::optional<int64_t> from_ns;
+  std::optional<int64_t> to_ns;
+  // X-event kinds to keep, plus the pseudo-kinds "flow", "counter" and "instant"; empty = all.
+  std::set<std::string> kinds;
+  uint64_t warn_bytes = uint64_t{300} * 1000 * 1000;
+  uint64_t progress_min_bytes = uint64_t{256} << 20;
+  bool quiet = false;
+};
+
+extern const char kMergeUsage[];
+
+// Returns 0 on success, 2 on a usage error (message printed), or -1 for --help (printed).
+int ParseMergeOptions(int argc, char** argv, MergeOptions* options);
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_MERGE_MERGE_OPTIONS_H_

@@ -1,0 +1,77 @@
+// Merged footer (see merged_footer.h).
+#include "tools/merge/merged_footer.h"
+
+#include "tools/common/trace_header.h"
+
+namespace katrace::tools {
+namespace {
+
+const char* const kSummedObjects[] = {"events", "drops", "drain"};
+const char* const kSummedCounters[] = {"incomplete", "late_children", "overflow_moves",
+                                       "writer_stalls", "io_errors"};
+
+void AddInto(Json* sum, const Json& value) {
+  int64_t n = 0;
+  if (!AsInt64(value, &n)) return;
+  int64_t have = 0;
+  if (!sum->is_null()) AsInt64(*sum, &have);
+  *sum = have + n;
+}
+
+}  // namespace
+
+MergedFooter::MergedFooter()
+    : sums_(Json::object()), ranks_(Json::array()), inputs_(Json::array()) {
+  for (const char* key : kSummedObjects) sums_[key] = Json::object();
+  for (const char* key : kSummedCounters) sums_[key] = 0;
+}
+
+void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offset_ns,
+                            uint64_t events_in, uint64_t events_out, const Json* footer,
+                            const std::string& problem) {
+  ranks_.push_back(rank);
+  Json input = Json::object();
+  input["file"] = path;
+  input["rank"] = rank;
+  input["rebased_ns"] = offset_ns;
+  input["events_read"] = events_in;
+  input["events_written"] = events_out;
+  if (!problem.empty()) input["problem"] = problem;
+  if (footer != nullptr) {
+    input["footer"] = *footer;
+    for (const char* key : kSummedObjects) {
+      const Json* part = Field(*footer, key);
+      if (part == nullptr || !part->is_object()) continue;
+      for (const auto& [name, value] : part->items()) AddInto(&sums_[key][name], value);
+    }
+    for (const char* key : kSummedCounters) {
+      if (const Json* v = Field(*footer, key)) AddInto(&sums_[key], *v);
+    }
+  }
+  inputs_.push_back(std::move(input));
+}
+
+std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
+                                 const MergeOptions& options) const {
+  Json katrace = Json::object();
+  katrace["format"] = kMergedFormat;
+  katrace["version"] = kTraceVersion;
+  katrace["base_realtime_ns"] = merged_base_realtime_ns;
+  katrace["ranks"] = ranks_;
+  for (const auto& [key, value] : sums_.items()) katrace[key] = value;
+  Json selection = Json::object();
+  if (!options.ranks_text.empty()) selection["ranks"] = options.ranks_text;
+  if (options.from_ns) selection["from_ns"] = *options.from_ns;
+  if (options.to_ns) selection["to_ns"] = *options.to_ns;
+  if (!options.kinds.empty()) {
+    selection["kinds"] = Json::array();
+    for (const std::string& kind : options.kinds) selection["kinds"].push_back(kind);
+  }
+  katrace["selection"] = selection;
+  katrace["inputs"] = inputs_;
+  Json other = Json::object();
+  other["katrace"] = std::move(katrace);
+  return "\"otherData\":" + other.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace katrace::tools

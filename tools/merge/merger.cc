@@ -1,0 +1,268 @@
+// The merge driver (see merger.h).
+#include "tools/merge/merger.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/common/output_file.h"
+#include "tools/common/progress.h"
+#include "tools/common/trace_header.h"
+#include "tools/common/trace_reader.h"
+#include "tools/merge/event_rewriter.h"
+#include "tools/merge/event_selection.h"
+#include "tools/merge/merged_footer.h"
+
+namespace katrace::tools {
+namespace {
+
+struct Input {
+  std::string path;
+  TraceHeader header;
+  uint64_t file_size = 0;
+};
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// A gzip file records its uncompressed size mod 2^32 in its last 4 bytes; good enough to warn.
+uint64_t UncompressedSizeGuess(const std::string& path, uint64_t file_size) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return file_size;
+  unsigned char magic[2] = {0, 0}, tail[4] = {0, 0, 0, 0};
+  uint64_t guess = file_size;
+  if (std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b &&
+      std::fseek(f, -4, SEEK_END) == 0 && std::fread(tail, 1, 4, f) == 4) {
+    const uint64_t isize = tail[0] | tail[1] << 8 | tail[2] << 16 | uint64_t{tail[3]} << 24;
+    guess = std::max(isize, file_size * 8);  // the field wraps at 4 GiB; JSON packs ~8-20x
+  }
+  std::fclose(f);
+  return guess;
+}
+
+class FlowWindowPass : public TraceVisitor {
+ public:
+  FlowWindowPass(const EventSelection& selection, const EventRewriter& rewriter,
+                 FlowWindow* window)
+      : selection_(selection), rewriter_(rewriter), window_(window) {}
+  bool OnEvent(const TraceEvent& event) override {
+    const std::string ph = StringField(event.json, "ph");
+    if (ph != "s" && ph != "f") return true;
+    int64_t start = 0, end = 0, pid = 0;
+    uint64_t key = 0;
+    const Json* pid_value = Field(event.json, "pid");
+    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !selection_.KeepRank(pid) ||
+        !rewriter_.MergedSpan(event.json, &start, &end) || !selection_.InWindow(start, end) ||
+        !FlowKeyOf(event.json, &key)) {
+      return true;
+    }
+    if (ph == "s") {
+      window_->AddStart(key);
+    } else {
+      window_->AddEnd(key);
+    }
+    return true;
+  }
+
+ private:
+  const EventSelection& selection_;
+  const EventRewriter& rewriter_;
+  FlowWindow* window_;
+};
+
+class WritePass : public TraceVisitor {
+ public:
+  WritePass(const EventSelection& selection, const EventRewriter& rewriter,
+            const FlowWindow* window, OutputFile* out, bool* first_event)
+      : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
+        first_event_(first_event) {}
+
+  bool OnEvent(const TraceEvent& event) override {
+    const Json& json = event.json;
+    int64_t pid = 0;
+    const Json* pid_value = Field(json, "pid");
+    if (pid_value != nullptr && AsInt64(*pid_value, &pid) && !selection_.KeepRank(pid)) {
+      return true;
+    }
+    const std::string ph = StringField(json, "ph");
+    const char phase = ph.size() == 1 ? ph[0] : '?';
+    // The merge writes its own process order (by rank) right after each header.
+    if (phase == 'M' && StringField(json, "name") == "process_sort_index") return true;
+    int64_t start = 0, end = 0;
+    if (phase != 'M' && !rewriter_.MergedSpan(json, &start, &end)) return true;
+    if (!selection_.Keep(phase, StringField(json, "cat"), start, end)) return true;
+    if ((phase == 's' || phase == 'f') && window_ != nullptr) {
+      uint64_t key = 0;
+      if (!FlowKeyOf(json, &key) || !window_->Contains(key)) return true;
+    }
+    line_.clear();
+    rewriter_.Write(json, &line_);
+    Emit();
+    if (phase == 'M' && HeaderObjectOf(json) != nullptr) {
+      // Perfetto orders processes by this hint when it honours it; ranks then read top-down.
+      line_ = "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+              ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(pid) + "}}";
+      Emit();
+    }
+    return true;
+  }
+
+  void OnOtherData(const Json& other_data) override {
+    if (const Json* katrace = Field(other_data, "katrace")) {
+      footer_ = *katrace;
+      has_footer_ = true;
+    }
+  }
+
+  uint64_t written() const { return written_; }
+  const Json* footer() const { return has_footer_ ? &footer_ : nullptr; }
+
+ private:
+  void Emit() {
+    if (!*first_event_) out_->Write(",\n");
+    *first_event_ = false;
+    out_->Write(line_);
+    ++written_;
+  }
+
+  const EventSelection& selection_;
+  const EventRewriter& rewriter_;
+  const FlowWindow* window_;
+  OutputFile* out_;
+  bool* first_event_;
+  std::string line_;
+  uint64_t written_ = 0;
+  Json footer_;
+  bool has_footer_ = false;
+};
+
+}  // namespace
+
+int RunMerge(const MergeOptions& options) {
+  bool had_problems = false;
+  std::vector<Input> inputs;
+  for (const std::string& path : options.inputs) {
+    const HeaderProbe probe = ProbeHeader(path);
+    if (!probe.found) {
+      const std::string why = probe.read.ok() || probe.read.message.empty()
+                                  ? probe.problem
+                                  : probe.read.message;
+      std::fprintf(stderr, "katrace-merge: %s: %s; left out\n", path.c_str(), why.c_str());
+      had_problems = true;
+      continue;
+    }
+    inputs.push_back(Input{path, probe.header, FileSize(path)});
+  }
+  std::stable_sort(inputs.begin(), inputs.end(),
+                   [](const Input& a, const Input& b) { return a.header.rank < b.header.rank; });
+  std::vector<Input> kept;
+  for (const Input& input : inputs) {
+    if (!kept.empty() && kept.back().header.rank == input.header.rank) {
+      std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s; left out\n",
+                   input.path.c_str(), static_cast<long long>(input.header.rank),
+                   kept.back().path.c_str());
+      had_problems = true;
+      continue;
+    }
+    // A merged input holds several ranks; select those per event instead.
+    if (input.header.format == kTraceFormat && !options.ranks.Contains(input.header.rank)) {
+      continue;
+    }
+    kept.push_back(input);
+  }
+  if (kept.empty()) {
+    std::fprintf(stderr, "katrace-merge: nothing to merge%s\n",
+                 inputs.empty() ? "" : " (no input matches --ranks)");
+    return 2;
+  }
+  int64_t base = kept.front().header.base_realtime_ns;
+  uint64_t input_bytes = 0, estimate = 0;
+  for (const Input& input : kept) {
+    base = std::min(base, input.header.base_realtime_ns);
+    input_bytes += input.file_size;
+    estimate += UncompressedSizeGuess(input.path, input.file_size);
+  }
+  EventSelection selection(options);
+  if (!options.quiet && options.kinds.empty() && !selection.has_window() &&
+      estimate > options.warn_bytes) {
+    std::fprintf(stderr,
+                 "katrace-merge: warning: the merged trace will be about %s of JSON; Perfetto's "
+                 "web UI struggles past a few hundred MB: narrow it with --ranks, --from/--to "
+                 "or --kinds, or open it with trace_processor --httpd\n",
+                 HumanBytes(estimate).c_str());
+  }
+
+  OutputFile out;
+  std::string error;
+  if (!out.Open(options.output, options.gzip, &error)) {
+    std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
+    return 2;
+  }
+  out.Write("{\"traceEvents\":[\n");
+  MergedFooter footer;
+  bool first_event = true, warned_size = false;
+  uint64_t total_written = 0;
+  const bool show_progress = input_bytes >= options.progress_min_bytes;
+  ReadOptions read_options;
+  read_options.tool = "katrace-merge";
+  read_options.progress_min_bytes = options.progress_min_bytes;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const Input& input = kept[i];
+    if (show_progress) {
+      std::fprintf(stderr, "katrace-merge: [%zu/%zu] rank %lld: %s\n", i + 1, kept.size(),
+                   static_cast<long long>(input.header.rank), input.path.c_str());
+    }
+    const int64_t offset = input.header.base_realtime_ns - base;
+    EventRewriter rewriter(input.header.rank, offset, base);
+    FlowWindow window;
+    const bool pair_flows = selection.has_window() && selection.KeepsFlows();
+    if (pair_flows) {
+      FlowWindowPass pass(selection, rewriter, &window);
+      ReadTrace(input.path, &pass, read_options);
+      window.Seal();
+    }
+    WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event);
+    const ReadResult read = ReadTrace(input.path, &pass, read_options);
+    std::string problem;
+    if (read.status != ReadStatus::kOk) {
+      problem = read.message;
+      had_problems = true;
+      std::fprintf(stderr, "katrace-merge: %s: %s; its first %llu events are merged\n",
+                   input.path.c_str(), read.message.c_str(),
+                   static_cast<unsigned long long>(read.events));
+    } else if (pass.footer() == nullptr) {
+      problem = "no footer (otherData.katrace)";
+      std::fprintf(stderr, "katrace-merge: %s: warning: %s\n", input.path.c_str(),
+                   problem.c_str());
+    }
+    footer.AddInput(input.path, input.header.rank, offset, read.events, pass.written(),
+                    pass.footer(), problem);
+    total_written += pass.written();
+    if (!warned_size && !options.quiet && out.bytes_written() > options.warn_bytes) {
+      warned_size = true;
+      std::fprintf(stderr,
+                   "katrace-merge: warning: the output has passed %s; Perfetto's web UI may "
+                   "fail to load it (consider --ranks, --from/--to, --kinds, or trace_processor "
+                   "--httpd)\n",
+                   HumanBytes(options.warn_bytes).c_str());
+    }
+  }
+  out.Write("\n],\n" + footer.Render(base, options) + "}\n");
+  if (!out.Commit(&error)) {
+    std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
+    return 2;
+  }
+  if (!options.quiet) {
+    std::fprintf(stderr, "katrace-merge: wrote %s: %llu events from %zu files, %s of JSON\n",
+                 options.output.c_str(), static_cast<unsigned long long>(total_written),
+                 kept.size(), HumanBytes(out.bytes_written()).c_str());
+  }
+  return had_problems ? 1 : 0;
+}
+
+}  // namespace katrace::tools

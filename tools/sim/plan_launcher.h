@@ -1,0 +1,54 @@
+// NCCL's hostStreamPlanTask for one rank: legacy Group start, Coll/P2p starts (parent = the task's
+// CollApi/P2pApi handle, parentGroup = the Group handle), the emulated kernel on the rank's GPU
+// stream, work counters and ProxyWork for the proxy thread, then Coll/P2p stops and Group stop.
+// Thread safety: one launching thread at a time (application thread, or the host-callback thread
+// in graph mode); counters() after that thread is done.
+#ifndef KATRACE_TOOLS_SIM_PLAN_LAUNCHER_H_
+#define KATRACE_TOOLS_SIM_PLAN_LAUNCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "tools/sim/event_issuer.h"
+#include "tools/sim/gpu_clock.h"
+#include "tools/sim/kernel_plan.h"
+#include "tools/sim/proxy_thread.h"
+#include "tools/sim/sim_config.h"
+
+namespace katrace::sim {
+
+class PlanLauncher {
+ public:
+  PlanLauncher(const SimConfig& config, int rank, void* plugin_context, ProfilerApi* api,
+               ProxyThread* proxy, const GpuClock* clock);
+
+  void RunPlanTask(KernelPlan* plan);
+
+  const CallCounters& counters() const { return issuer_.counters(); }
+
+ private:
+  void StartTaskEvents(KernelPlan* plan);
+  void StopTaskEvents(KernelPlan* plan);
+  std::unique_ptr<ProxyWork> BuildProxyWork(const KernelPlan& plan, const GpuWindow& kernel);
+  GpuWindow ChannelWindow(const GpuWindow& kernel, int channel);
+  uint64_t KernelDurationNs(const KernelPlan& plan) const;
+
+  const SimConfig& config_;
+  int rank_;
+  void* plugin_context_;
+  ProxyThread* proxy_;
+  EventIssuer issuer_;
+  EmulatedStream stream_;
+  // comm->seqNumber[func]: keyed by NCCL's static func string.
+  std::unordered_map<const char*, uint64_t> seq_numbers_;
+  // comm->profiler.workCounter[channel]: advanced exactly as the GPU advances its own.
+  uint64_t work_counters_[kMaxChannels] = {};
+  uint64_t rng_state_;
+  uint64_t channel_start_skew_[kMaxChannels] = {};
+  uint64_t channel_stop_skew_[kMaxChannels] = {};
+};
+
+}  // namespace katrace::sim
+
+#endif  // KATRACE_TOOLS_SIM_PLAN_LAUNCHER_H_

@@ -1,0 +1,250 @@
+#include "tools/sim/sim_options.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "tools/sim/event_mask.h"
+#include "tools/sim/plugin_loader.h"
+
+namespace katrace::sim {
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: katrace-sim [options]\n"
+    "Drives an NCCL profiler plugin exactly as NCCL core does (application, proxy and\n"
+    "host-callback threads, parents, mask snapshots, GPU-like timestamps) and reports what the\n"
+    "plugin recorded and how fast.\n"
+    "\n"
+    "  --plugin PATH     plugin .so (default: ../libnccl-profiler-katrace.so next to this binary)\n"
+    "  --abi v4|v5|v6    use this exported version instead of the newest one\n"
+    "  --ranks N         ranks, one application + one proxy thread each (default 4, 2..256)\n"
+    "  --channels C      channels per communicator (default 4, 1..64)\n"
+    "  --iters N         iterations over the op list (default 20)\n"
+    "  --ops LIST        allreduce,allgather,reducescatter,sendrecv,alltoall (default all)\n"
+    "  --size BYTES      bytes per operation, e.g. 4096, 64K, 1M (default 1M)\n"
+    "  --mask MASK       set the shared event mask before init: a number (0x.. ok) or names,\n"
+    "                    e.g. coll,kernelch or all (the plugin may still change it)\n"
+    "  --graph           capture each op once in a CUDA graph and replay it --iters times\n"
+    "  --bench           never wait for emulated GPU time: maximum callback rate\n"
+    "  --nccl-quirks     also replay NCCL's known NULL-handle NetPlugin stops and the stale\n"
+    "                    CollApi double stop\n"
+    "  --seed N          seed for GPU skew and network retries (default 1)\n"
+    "  --tick-ns N       emulated %globaltimer tick (default 1024)\n"
+    "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20)\n"
+    "  --quiet           print no report\n"
+    "  --help            this text\n"
+    "Environment: NCCL_DEBUG=INFO shows the plugin's INFO lines; KATRACE_OUTPUT, when set, is\n"
+    "printed as the trace location.\n";
+
+std::optional<long long> ParseInteger(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 0);
+  if (errno != 0 || end == nullptr || *end != '\0') return std::nullopt;
+  return value;
+}
+
+bool ParseOps(const std::string& text, std::vector<OpKind>* ops, std::string* error) {
+  ops->clear();
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::optional<OpKind> kind = ParseOpKind(name);
+    if (!kind) {
+      *error = "--ops: unknown operation '" + name +
+               "' (known: allreduce, allgather, reducescatter, sendrecv, alltoall)";
+      return false;
+    }
+    ops->push_back(*kind);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+bool IntInRange(const std::string& flag, const std::string& value, long long low, long long high,
+                long long* out, std::string* error) {
+  std::optional<long long> parsed = ParseInteger(value);
+  if (!parsed || *parsed < low || *parsed > high) {
+    *error = flag + ": '" + value + "' is not an integer in " + std::to_string(low) + ".." +
+             std::to_string(high);
+    return false;
+  }
+  *out = *parsed;
+  return true;
+}
+
+}  // namespace
+
+const char* UsageText() { return kUsage; }
+
+std::optional<size_t> ParseByteSize(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) {
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  std::optional<long long> number = ParseInteger(text.substr(0, digits));
+  if (!number) return std::nullopt;
+  std::string suffix = text.substr(digits);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  unsigned long long multiplier = 1;
+  if (suffix.empty() || suffix == "B") {
+    multiplier = 1;
+  } else if (suffix == "K" || suffix == "KB" || suffix == "KIB") {
+    multiplier = 1ull << 10;
+  } else if (suffix == "M" || suffix == "MB" || suffix == "MIB") {
+    multiplier = 1ull << 20;
+  } else if (suffix == "G" || suffix == "GB" || suffix == "GIB") {
+    multiplier = 1ull << 30;
+  } else {
+    return std::nullopt;
+  }
+  unsigned long long value = static_cast<unsigned long long>(*number);
+  if (value > (1ull << 40) / multiplier) return std::nullopt;
+  return static_cast<size_t>(value * multiplier);
+}
+
+std::string DefaultPluginPath() {
+  char exe[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (length <= 0) return "libnccl-profiler-katrace.so";
+  exe[length] = '\0';
+  std::string path(exe);
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  return dir + "/../libnccl-profiler-katrace.so";
+}
+
+ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_plugin_path,
+                              SimConfig* config, std::string* error) {
+  config->plugin_path = default_plugin_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      size_t equals = arg.find('=');
+      if (equals != std::string::npos) {
+        value = arg.substr(equals + 1);
+        arg = arg.substr(0, equals);
+        has_inline_value = true;
+      }
+    }
+    auto take_value = [&](std::string* out) {
+      if (has_inline_value) {
+        *out = value;
+        return true;
+      }
+      if (i + 1 >= argc) {
+        *error = arg + " needs a value";
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    auto no_value = [&] {
+      if (!has_inline_value) return true;
+      *error = arg + " takes no value";
+      return false;
+    };
+
+    long long number = 0;
+    if (arg == "--help" || arg == "-h") {
+      return ParseOutcome::kHelp;
+    } else if (arg == "--plugin") {
+      if (!take_value(&config->plugin_path)) return ParseOutcome::kError;
+      if (config->plugin_path.empty()) {
+        *error = "--plugin: empty path";
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--abi") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      config->forced_abi = ParseAbiVersion(value);
+      if (!config->forced_abi) {
+        *error = "--abi: '" + value + "' is not one of v4, v5, v6";
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--ranks") {
+      if (!take_value(&value) || !IntInRange(arg, value, 2, kMaxRanks, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->num_ranks = static_cast<int>(number);
+    } else if (arg == "--channels") {
+      if (!take_value(&value) || !IntInRange(arg, value, 1, kMaxChannels, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->num_channels = static_cast<int>(number);
+    } else if (arg == "--iters") {
+      if (!take_value(&value) || !IntInRange(arg, value, 0, 100000000, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->iters = static_cast<int>(number);
+    } else if (arg == "--ops") {
+      if (!take_value(&value) || !ParseOps(value, &config->ops, error)) {
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--size") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      std::optional<size_t> size = ParseByteSize(value);
+      if (!size || *size == 0) {
+        *error = "--size: '" + value + "' is not a byte count (e.g. 4096, 64K, 1M, 1G)";
+        return ParseOutcome::kError;
+      }
+      config->size_bytes = *size;
+    } else if (arg == "--mask") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      std::string mask_error;
+      config->mask = ParseEventMask(value, &mask_error);
+      if (!config->mask) {
+        *error = "--mask: " + mask_error;
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--seed") {
+      if (!take_value(&value) || !IntInRange(arg, value, 0, LLONG_MAX, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->seed = static_cast<uint64_t>(number);
+    } else if (arg == "--tick-ns") {
+      if (!take_value(&value) || !IntInRange(arg, value, 1, 1000000, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->gpu_tick_ns = static_cast<uint64_t>(number);
+    } else if (arg == "--bandwidth") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      char* end = nullptr;
+      double gbps = std::strtod(value.c_str(), &end);
+      if (value.empty() || end == nullptr || *end != '\0' || !(gbps > 0) || gbps > 1e6) {
+        *error = "--bandwidth: '" + value + "' is not a positive GB/s figure";
+        return ParseOutcome::kError;
+      }
+      config->bandwidth_gbytes_per_s = gbps;
+    } else if (arg == "--graph") {
+      if (!no_value()) return ParseOutcome::kError;
+      config->graph = true;
+    } else if (arg == "--bench") {
+      if (!no_value()) return ParseOutcome::kError;
+      config->bench = true;
+    } else if (arg == "--nccl-quirks") {
+      if (!no_value()) return ParseOutcome::kError;
+      config->nccl_quirks = true;
+    } else if (arg == "--quiet") {
+      if (!no_value()) return ParseOutcome::kError;
+      config->quiet = true;
+    } else {
+      *error = "unknown argument '" + std::string(argv[i]) + "' (see --help)";
+      return ParseOutcome::kError;
+    }
+  }
+  return ParseOutcome::kRun;
+}
+
+}  // namespace katrace::sim

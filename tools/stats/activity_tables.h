@@ -1,0 +1,49 @@
+// The Nsight-shaped duration tables of katrace-stats: host-side and GPU-side activity (rows
+// "<cat> <name>", keyed exactly like the plugin's finalize summary), collectives by function,
+// size, algorithm and protocol (GPU extent), and KernelStep wait and transfer time per channel
+// and per peer. One SummaryTable row per distinct key, so memory follows the key count.
+#ifndef KATRACE_TOOLS_STATS_ACTIVITY_TABLES_H_
+#define KATRACE_TOOLS_STATS_ACTIVITY_TABLES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "plugin/summary_table.h"
+
+namespace katrace::tools {
+
+// "1 MiB", "96 KiB", "1000 B": exact binary units, for row names.
+std::string SizeText(uint64_t bytes);
+
+struct KernelStepTimes {
+  int64_t channel = 0;
+  bool send = false;
+  int64_t peer = 0;
+  bool has_wait = false;  // gpu_start_ns was measured
+  uint64_t wait_ns = 0;
+  bool has_transfer = false;  // the stop came
+  uint64_t transfer_ns = 0;
+};
+
+class ActivityTables {
+ public:
+  ActivityTables();
+  // An X event that is not incomplete.
+  void AddSlice(const std::string& cat, const std::string& name, uint64_t dur_ns);
+  // A Coll (|algo|/|proto| set) or P2p with a GPU extent.
+  void AddCollective(const std::string& func, uint64_t bytes, const std::string& algo,
+                     const std::string& proto, uint64_t gpu_ns);
+  void AddKernelStep(const KernelStepTimes& step);
+
+  SummaryTable host;
+  SummaryTable gpu;
+  SummaryTable collectives;
+  SummaryTable wait_per_channel;
+  SummaryTable transfer_per_channel;
+  SummaryTable wait_per_peer;
+  SummaryTable transfer_per_peer;
+};
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_STATS_ACTIVITY_TABLES_H_

@@ -1,0 +1,42 @@
+// Algorithm and bus bandwidth per collective size, the nccl-tests way: AlgBW = bytes / time and
+// BusBW = AlgBW * factor, factor 2(n-1)/n for AllReduce, (n-1)/n for AllGather and
+// ReduceScatter, 1 otherwise, with time the Coll/P2p's GPU extent and bytes its `bytes` arg.
+#ifndef KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
+#define KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "plugin/summary_table.h"
+#include "tools/stats/comm_sizes.h"
+
+namespace katrace::tools {
+
+class BandwidthTable {
+ public:
+  void Add(const std::string& func, uint64_t bytes, uint64_t comm, uint64_t gpu_ns);
+
+  struct Row {
+    std::string func;
+    uint64_t bytes = 0;
+    int64_t nranks = 0;  // 0 = unknown
+    DurationStats time;
+    double algbw_gbps = 0;  // from the mean time; GB/s = bytes/ns
+    double busbw_gbps = 0;
+    bool has_busbw = false;
+  };
+  // Rows per (func, bytes, communicator size), sorted by func then bytes.
+  std::vector<Row> Rows(const CommSizes& sizes) const;
+
+  static double BusFactor(const std::string& func, int64_t nranks);
+
+ private:
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, DurationStats> cells_;
+};
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_

@@ -1,0 +1,29 @@
+// katrace-stats: Nsight-shaped summaries and a straggler report over katrace traces (see
+// kStatsUsage).
+#include <cstdio>
+
+#include "tools/common/output_file.h"
+#include "tools/stats/report_writer.h"
+#include "tools/stats/stats_collector.h"
+#include "tools/stats/stats_options.h"
+
+int main(int argc, char** argv) {
+  using namespace katrace::tools;
+  StatsOptions options;
+  const int parsed = ParseStatsOptions(argc, argv, &options);
+  if (parsed < 0) return 0;
+  if (parsed > 0) return parsed;
+  StatsState state(options);
+  bool failed = false;
+  for (const std::string& path : options.inputs) failed |= !CollectStats(path, options, &state);
+  state.stragglers.Finish(state.comm_sizes);
+  const std::string report = RenderStats(state, options);
+  OutputFile out;
+  std::string error;
+  if (!out.Open(options.output, HasGzipSuffix(options.output), &error) || !out.Write(report) ||
+      !out.Commit(&error)) {
+    std::fprintf(stderr, "katrace-stats: %s\n", error.c_str());
+    return 2;
+  }
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,302 @@
+// Report rendering (see report_writer.h). SummaryTables render themselves; the other reports
+// (bandwidth, worst instances, slowest links) are Grids that keep a display text and a raw value
+// per cell, so text shows readable units while CSV and JSON carry raw numbers.
+#include "tools/stats/report_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace katrace::tools {
+namespace {
+
+struct Column {
+  const char* text;  // header in text tables
+  const char* csv;   // header in CSV
+  const char* key;   // key in JSON rows
+};
+
+struct Grid {
+  std::string title;
+  std::vector<Column> columns;
+  std::vector<std::vector<std::string>> text;
+  std::vector<std::vector<Json>> raw;
+  bool last_is_text = true;  // a text last column stays left-aligned and unpadded
+
+  void AddRow(std::vector<std::string> text_cells, std::vector<Json> raw_cells) {
+    text.push_back(std::move(text_cells));
+    raw.push_back(std::move(raw_cells));
+  }
+};
+
+std::string Fixed(double value, int precision) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, precision);
+  return std::string(buf, r.ptr);
+}
+
+// Same unit rule as the summary tables: integer ns below 1 us, else 3 decimals of us, ms or s.
+std::string DurationText(double ns) {
+  const uint64_t n = ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
+  auto three = [](uint64_t thousandths, const char* unit) {
+    std::string frac = std::to_string(thousandths % 1000);
+    frac.insert(0, 3 - frac.size(), '0');
+    return std::to_string(thousandths / 1000) + "." + frac + " " + unit;
+  };
+  if (n < 1000) return std::to_string(n) + " ns";
+  if (n < 1000000) return three(n, "us");
+  if ((n + 500) / 1000 < 1000000) return three((n + 500) / 1000, "ms");
+  return three((n + 500000) / 1000000, "s");
+}
+
+std::string Hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string CsvCell(const Json& value) {
+  if (!value.is_string()) return value.dump();
+  const std::string text = value.get<std::string>();
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string GridText(const Grid& grid) {
+  std::string out = grid.title + "\n";
+  if (grid.text.empty()) return out + " (none)\n";
+  const size_t n = grid.columns.size();
+  std::vector<size_t> width(n);
+  for (size_t c = 0; c < n; ++c) {
+    width[c] = std::string(grid.columns[c].text).size();
+    for (const auto& row : grid.text) width[c] = std::max(width[c], row[c].size());
+  }
+  auto render = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (size_t c = 0; c < n; ++c) {
+      line += c == 0 ? " " : "  ";
+      if (c + 1 < n || !grid.last_is_text) line.append(width[c] - cells[c].size(), ' ');
+      line += cells[c];
+    }
+    return line + "\n";
+  };
+  std::vector<std::string> header, rule;
+  for (size_t c = 0; c < n; ++c) {
+    header.push_back(grid.columns[c].text);
+    rule.push_back(std::string(width[c], '-'));
+  }
+  out += render(header) + render(rule);
+  for (const auto& row : grid.text) out += render(row);
+  return out;
+}
+
+std::string GridCsv(const Grid& grid) {
+  std::string out;
+  for (size_t c = 0; c < grid.columns.size(); ++c) {
+    out += (c == 0 ? "" : ",") + std::string(grid.columns[c].csv);
+  }
+  out += "\n";
+  for (const auto& row : grid.raw) {
+    for (size_t c = 0; c < row.size(); ++c) out += (c == 0 ? "" : ",") + CsvCell(row[c]);
+    out += "\n";
+  }
+  return out;
+}
+
+Json GridJson(const Grid& grid) {
+  Json rows = Json::array();
+  for (const auto& row : grid.raw) {
+    Json object = Json::object();
+    for (size_t c = 0; c < row.size(); ++c) object[grid.columns[c].key] = row[c];
+    rows.push_back(std::move(object));
+  }
+  return rows;
+}
+
+Grid BandwidthGrid(const StatsState& state) {
+  Grid grid{"Bandwidth per collective size (AlgBW = bytes / mean GPU time; BusBW = AlgBW x "
+            "2(n-1)/n for AllReduce, (n-1)/n for AllGather and ReduceScatter, 1 otherwise)",
+            {{"Function", "Function", "func"},
+             {"Size", "Size (B)", "bytes"},
+             {"Ranks", "Ranks", "nranks"},
+             {"Instances", "Instances", "instances"},
+             {"Avg", "Avg (ns)", "avg_ns"},
+             {"Med", "Med (ns)", "med_ns"},
+             {"AlgBW (GB/s)", "AlgBW (GB/s)", "algbw_gbps"},
+             {"BusBW (GB/s)", "BusBW (GB/s)", "busbw_gbps"}},
+            {},
+            {},
+            false};
+  for (const auto& row : state.bandwidth.Rows(state.comm_sizes)) {
+    const std::string ranks = row.nranks > 0 ? std::to_string(row.nranks) : "?";
+    grid.AddRow({row.func, SizeText(row.bytes), ranks, std::to_string(row.time.count()),
+                 DurationText(row.time.mean_ns()), DurationText(row.time.median_ns()),
+                 Fixed(row.algbw_gbps, 2), row.has_busbw ? Fixed(row.busbw_gbps, 2) : "n/a"},
+                {row.func, row.bytes, row.nranks, row.time.count(),
+                 std::round(row.time.mean_ns() * 10) / 10, std::round(row.time.median_ns() * 10) / 10,
+                 std::round(row.algbw_gbps * 1000) / 1000,
+                 row.has_busbw ? Json(std::round(row.busbw_gbps * 1000) / 1000) : Json()});
+  }
+  return grid;
+}
+
+Grid WorstGrid(const StatsState& state, size_t top_n) {
+  Grid grid{"Worst collective instances (top " + std::to_string(top_n) +
+                " by delay = last arrival - first arrival)",
+            {{"Comm", "Comm", "comm"},
+             {"Function", "Function", "func"},
+             {"Seq", "Seq", "seq"},
+             {"Ranks", "Ranks", "ranks"},
+             {"Delay", "Delay (ns)", "delay_ns"},
+             {"Lead", "Lead over next (ns)", "lead_ns"},
+             {"First", "First", "first"},
+             {"Next", "Next", "next"},
+             {"Last", "Last", "last"}},
+            {},
+            {}};
+  for (const auto& w : state.stragglers.worst) {
+    grid.AddRow({Hex16(w.comm), w.func, std::to_string(w.seq), std::to_string(w.participants),
+                 DurationText(static_cast<double>(w.delay_ns)),
+                 DurationText(static_cast<double>(w.lead_ns)), w.first, w.next, w.last},
+                {Hex16(w.comm), w.func, w.seq, w.participants, w.delay_ns, w.lead_ns, w.first,
+                 w.next, w.last});
+  }
+  return grid;
+}
+
+Grid LinkGrid(const std::vector<SlowLinks::Finding>& findings, bool channels) {
+  Grid grid{channels ? "Slowest channels (per collective instance, the channel with the most "
+                       "KernelStep transfer time; share of instances)"
+                     : "Slowest peers (per collective instance, the peer with the most "
+                       "KernelStep transfer time; share of instances)",
+            {{"Slowest in", "Slowest share", "slowest_share"},
+             {"Instances", "Instances", "instances"},
+             {"Mean step", "Mean step transfer (ns)", "mean_step_transfer_ns"},
+             {"Median of siblings", "Median of siblings (ns)", "sibling_median_ns"},
+             {"Ratio", "Ratio", "ratio"},
+             {"Comm", "Comm", "comm"},
+             {"Link", "Link", "link"}},
+            {},
+            {}};
+  for (const auto& f : findings) {
+    const double share = f.instances == 0 ? 0 : 100.0 * f.slowest / f.instances;
+    const double ratio = f.sibling_median_ns > 0 ? f.mean_step_ns / f.sibling_median_ns : 0;
+    const std::string link = ParticipantLabel(f.pid, f.comm_rank) + (f.send ? " send" : " recv") +
+                             (channels ? " ch " : " peer ") + std::to_string(f.index);
+    grid.AddRow({Fixed(share, 1) + " %", std::to_string(f.instances), DurationText(f.mean_step_ns),
+                 DurationText(f.sibling_median_ns), Fixed(ratio, 2) + "x", Hex16(f.comm), link},
+                {std::round(share * 10) / 10, f.instances, std::round(f.mean_step_ns * 10) / 10,
+                 std::round(f.sibling_median_ns * 10) / 10, std::round(ratio * 1000) / 1000,
+                 Hex16(f.comm), link});
+  }
+  return grid;
+}
+
+// A report part: either a SummaryTable or a Grid, under a JSON key.
+struct Part {
+  std::string key;
+  const SummaryTable* table = nullptr;
+  Grid grid;
+};
+
+std::vector<Part> Parts(const StatsState& state, const StatsOptions& options) {
+  std::vector<Part> parts;
+  auto table = [&](const char* key, const SummaryTable& t) { parts.push_back({key, &t, {}}); };
+  auto grid = [&](const char* key, Grid g) { parts.push_back({key, nullptr, std::move(g)}); };
+  const ActivityTables& t = state.tables;
+  if (options.Wants("host")) table("host", t.host);
+  if (options.Wants("gpu")) table("gpu", t.gpu);
+  if (options.Wants("coll")) table("collectives", t.collectives);
+  if (options.Wants("channel")) {
+    table("kernelstep_wait_per_channel", t.wait_per_channel);
+    table("kernelstep_transfer_per_channel", t.transfer_per_channel);
+  }
+  if (options.Wants("peer")) {
+    table("kernelstep_wait_per_peer", t.wait_per_peer);
+    table("kernelstep_transfer_per_peer", t.transfer_per_peer);
+  }
+  if (options.Wants("bw")) grid("bandwidth", BandwidthGrid(state));
+  if (options.Wants("straggler")) {
+    table("straggler_delay_per_rank", state.stragglers.delay_per_rank);
+    table("arrival_lag_per_rank", state.stragglers.lag_per_rank);
+    grid("worst_instances", WorstGrid(state, options.top_n));
+    grid("slowest_channels", LinkGrid(state.links.SlowestChannels(options.top_n), true));
+    grid("slowest_peers", LinkGrid(state.links.SlowestPeers(options.top_n), false));
+  }
+  return parts;
+}
+
+std::string Preamble(const StatsState& state) {
+  return "katrace-stats: " + std::to_string(state.files_read + state.files_failed) + " files (" +
+         std::to_string(state.files_failed) + " with problems), " +
+         std::to_string(state.ranks.size()) + " ranks, " + std::to_string(state.events) +
+         " events; " + std::to_string(state.incomplete_left_out) +
+         " incomplete events left out";
+}
+
+std::string StragglerPreamble(const StatsState& state, const StatsOptions& options) {
+  const StragglerReport& s = state.stragglers;
+  std::string out = "Stragglers: " + std::to_string(s.instances) +
+                    " collective instances (comm, func, seq) seen on 2+ ranks; arrival = " +
+                    (options.gpu_arrival ? "GPU start" : "host Coll start") +
+                    " on each rank's realtime clock";
+  if (s.short_instances > 0 || s.single_rank_instances > 0) {
+    out += "\n " + std::to_string(s.short_instances) +
+           " instances lack some rank of their communicator; " +
+           std::to_string(s.single_rank_instances) + " were seen on one rank only";
+  }
+  if (!s.error.empty()) out += "\n error: " + s.error;
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string RenderStats(const StatsState& state, const StatsOptions& options) {
+  const std::vector<Part> parts = Parts(state, options);
+  if (options.format == StatsFormat::kJson) {
+    Json out = Json::object();
+    Json inputs = Json::object();
+    inputs["files"] = state.files_read + state.files_failed;
+    inputs["files_with_problems"] = state.files_failed;
+    inputs["ranks"] = Json::array();
+    for (int64_t rank : state.ranks) inputs["ranks"].push_back(rank);
+    inputs["events"] = state.events;
+    inputs["incomplete_left_out"] = state.incomplete_left_out;
+    out["inputs"] = inputs;
+    for (const Part& part : parts) {
+      out[part.key] = part.table != nullptr ? Json::parse(part.table->ToJson()) : GridJson(part.grid);
+    }
+    if (options.Wants("straggler")) {
+      const StragglerReport& s = state.stragglers;
+      out["straggler_instances"] = {{"seen_on_2_or_more_ranks", s.instances},
+                                    {"lacking_some_rank", s.short_instances},
+                                    {"seen_on_one_rank", s.single_rank_instances},
+                                    {"arrival", options.gpu_arrival ? "gpu" : "host"}};
+    }
+    return out.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+  }
+  const bool csv = options.format == StatsFormat::kCsv;
+  std::string out = csv ? "# " + Preamble(state) + "\n" : Preamble(state) + "\n";
+  for (const Part& part : parts) {
+    out += "\n";
+    if (!csv && part.key == "straggler_delay_per_rank") out += StragglerPreamble(state, options) + "\n";
+    if (part.table != nullptr) {
+      if (csv) {
+        const std::string text = part.table->ToText();
+        out += "# " + text.substr(0, text.find('\n')) + "\n" + part.table->ToCsv();
+      } else {
+        out += part.table->ToText();
+      }
+    } else {
+      out += csv ? "# " + part.grid.title + "\n" + GridCsv(part.grid) : GridText(part.grid);
+    }
+  }
+  return out;
+}
+
+}  // namespace katrace::tools

@@ -1,0 +1,176 @@
+// The per-file stats visitor (see stats_collector.h).
+#include "tools/stats/stats_collector.h"
+
+#include <cstdio>
+
+namespace katrace::tools {
+namespace {
+
+class StatsCollector : public TraceVisitor {
+ public:
+  StatsCollector(const StatsOptions& options, StatsState* state)
+      : options_(options), state_(state) {}
+
+  bool OnEvent(const TraceEvent& event) override {
+    const Json& json = event.json;
+    if (!has_header_) {
+      const Json* katrace = HeaderObjectOf(json);
+      std::vector<std::string> problems;
+      if (katrace == nullptr || !ParseHeader(*katrace, &header_, &problems)) {
+        problem_ = katrace == nullptr
+                       ? "traceEvents[0] is not the katrace header; not a katrace trace?"
+                       : problems.front();
+        return false;
+      }
+      has_header_ = true;
+      state_->ranks.insert(header_.rank);
+    }
+    ++state_->events;
+    if (StringField(json, "ph") != "X") return true;
+    const Json* args = Field(json, "args");
+    if (args == nullptr || !args->is_object()) return true;
+    const std::string cat = StringField(json, "cat");
+    int64_t pid = header_.rank, comm_rank = -1;
+    if (const Json* v = Field(json, "pid")) AsInt64(*v, &pid);
+    uint64_t comm = 0;
+    const bool has_comm = ParseCommHash(StringField(*args, "comm"), &comm);
+    if (const Json* v = Field(*args, "rank"); v != nullptr && AsInt64(*v, &comm_rank) && has_comm) {
+      state_->comm_sizes.NoteRank(comm, comm_rank);
+    }
+    const bool incomplete = IsTrue(*args, "incomplete");
+    int64_t dur_ns = 0;
+    const Json* dur = Field(json, "dur");
+    if (incomplete) {
+      ++state_->incomplete_left_out;
+    } else if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns >= 0) {
+      state_->tables.AddSlice(cat, StringField(json, "name"), static_cast<uint64_t>(dur_ns));
+    }
+    if (cat == "Coll" || cat == "P2p") {
+      OnCollective(json, *args, cat == "Coll", incomplete, pid, comm_rank, has_comm ? comm : 0);
+    } else if (cat == "KernelStep") {
+      OnKernelStep(*args, incomplete, pid, comm_rank, has_comm ? comm : 0, has_comm);
+    }
+    return true;
+  }
+
+  void OnOtherData(const Json& other_data) override {
+    const Json* katrace = Field(other_data, "katrace");
+    const Json* communicators = katrace == nullptr ? nullptr : Field(*katrace, "communicators");
+    if (communicators == nullptr || !communicators->is_array()) return;
+    for (const Json& c : *communicators) {
+      uint64_t comm = 0;
+      int64_t nranks = 0;
+      const Json* n = Field(c, "nranks");
+      if (ParseCommHash(StringField(c, "comm"), &comm) && n != nullptr && AsInt64(*n, &nranks) &&
+          nranks > 0) {
+        state_->comm_sizes.SetFromFooter(comm, nranks);
+      }
+    }
+  }
+
+  const std::string& problem() const { return problem_; }
+
+ private:
+  void OnCollective(const Json& json, const Json& args, bool is_coll, bool incomplete,
+                    int64_t pid, int64_t comm_rank, uint64_t comm) {
+    const std::string func = StringField(args, "func");
+    uint64_t bytes = 0, id = 0;
+    if (const Json* v = Field(args, "bytes")) AsUint64(*v, &bytes);
+    if (const Json* v = Field(args, "peer"); v != nullptr && comm != 0) {
+      int64_t peer = 0;
+      if (AsInt64(*v, &peer)) state_->comm_sizes.NoteRank(comm, peer);
+    }
+    int64_t gpu_start = 0, gpu_end = 0, ts = 0;
+    const Json* start_value = Field(args, "gpu_start");
+    const Json* end_value = Field(args, "gpu_end");
+    const bool has_extent = start_value != nullptr && end_value != nullptr &&
+                            UsToNs(*start_value, &gpu_start) && UsToNs(*end_value, &gpu_end) &&
+                            gpu_end >= gpu_start;
+    if (has_extent && !incomplete) {
+      const uint64_t gpu_ns = static_cast<uint64_t>(gpu_end - gpu_start);
+      state_->tables.AddCollective(func, bytes, is_coll ? StringField(args, "algo") : "",
+                                   is_coll ? StringField(args, "proto") : "", gpu_ns);
+      state_->bandwidth.Add(func, bytes, comm, gpu_ns);
+    }
+    int64_t seq = 0;
+    const Json* seq_value = Field(args, "seq");
+    const Json* ts_value = Field(json, "ts");
+    if (is_coll && seq_value != nullptr && AsInt64(*seq_value, &seq) && ts_value != nullptr &&
+        UsToNs(*ts_value, &ts) && (!options_.gpu_arrival || has_extent)) {
+      const int64_t arrival = header_.base_realtime_ns + (options_.gpu_arrival ? gpu_start : ts);
+      state_->stragglers.AddArrival(comm, func, seq, pid, comm_rank, arrival);
+    }
+    if (const Json* v = Field(args, "id"); v != nullptr && AsUint64(*v, &id)) {
+      state_->links.ParentDone(id);
+    }
+  }
+
+  void OnKernelStep(const Json& args, bool incomplete, int64_t pid, int64_t comm_rank,
+                    uint64_t comm, bool has_comm) {
+    KernelStepTimes step;
+    uint64_t start = 0, ready = 0, stop = 0, parent = 0;
+    const Json* channel = Field(args, "channel");
+    const Json* peer = Field(args, "peer");
+    const Json* start_value = Field(args, "gpu_start_ns");
+    const Json* ready_value = Field(args, "gpu_ready_ns");
+    const Json* stop_value = Field(args, "gpu_stop_ns");
+    if (channel == nullptr || peer == nullptr || ready_value == nullptr ||
+        !AsInt64(*channel, &step.channel) || !AsInt64(*peer, &step.peer) ||
+        !AsUint64(*ready_value, &ready)) {
+      return;
+    }
+    step.send = IsTrue(args, "send");
+    if (has_comm) state_->comm_sizes.NoteRank(comm, step.peer);
+    if (incomplete) return;
+    if (start_value != nullptr && AsUint64(*start_value, &start) && start != 0 && ready >= start) {
+      step.has_wait = true;
+      step.wait_ns = ready - start;
+    }
+    if (!IsTrue(args, "abandoned") && stop_value != nullptr && AsUint64(*stop_value, &stop) &&
+        stop >= ready) {
+      step.has_transfer = true;
+      step.transfer_ns = stop - ready;
+    }
+    state_->tables.AddKernelStep(step);
+    if (step.has_transfer) {
+      if (const Json* v = Field(args, "parent")) AsUint64(*v, &parent);
+      state_->links.AddStep(pid, comm, comm_rank, parent, step.send, step.channel, step.peer,
+                            step.transfer_ns);
+    }
+  }
+
+  const StatsOptions& options_;
+  StatsState* state_;
+  TraceHeader header_;
+  bool has_header_ = false;
+  std::string problem_;
+};
+
+}  // namespace
+
+bool CollectStats(const std::string& path, const StatsOptions& options, StatsState* state) {
+  StatsCollector collector(options, state);
+  ReadOptions read_options;
+  read_options.tool = "katrace-stats";
+  read_options.progress_min_bytes = options.progress_min_bytes;
+  const ReadResult read = ReadTrace(path, &collector, read_options);
+  state->links.EndFile();
+  std::string problem;
+  if (read.status == ReadStatus::kStopped) {
+    problem = collector.problem() + "; left out";
+  } else if (read.status == ReadStatus::kOk && read.events == 0) {
+    problem = "no events; left out";
+  } else if (!read.ok()) {
+    problem = read.message;
+    if (read.events > 0) problem += "; its first " + std::to_string(read.events) + " events count";
+  }
+  if (problem.empty()) {
+    ++state->files_read;
+    return true;
+  }
+  ++state->files_failed;
+  std::fprintf(stderr, "katrace-stats: %s: %s\n", path.c_str(), problem.c_str());
+  return false;
+}
+
+}  // namespace katrace::tools
