@@ -7,6 +7,7 @@
 #   make bench      run the benchmarks recorded in BENCHMARKS.md
 #   make tsan       the test suite under ThreadSanitizer (build/tsan)
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
+#   make check      all three (plain, tsan, asan) in one run with one closing "N passed, N failed"
 
 BUILD ?= build
 SAN ?=
@@ -22,7 +23,8 @@ CXXFLAGS := $(CXXSTD) $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS := -pthread
 LDLIBS :=
 ifneq ($(SAN),)
-CXXFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer
+# Every sanitizer report fails the run (UBSan would otherwise print and continue).
+CXXFLAGS += -fsanitize=$(SAN) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SAN)
 endif
 
@@ -39,8 +41,12 @@ ALL_TARGETS :=
 TEST_BINS :=
 BENCH_BINS :=
 
-.PHONY: all test demo bench tsan asan clean
+.PHONY: all test test-bins demo bench tsan asan check clean deps
 all: all-targets
+
+# Installs missing Debian packages (as root) or says which are missing; cheap when all are there.
+deps:
+	@scripts/ensure_deps.sh
 
 include plugin/module.mk
 include proxy_drain/module.mk
@@ -51,18 +57,37 @@ include bench/module.mk
 
 all-targets: $(ALL_TARGETS)
 
-$(BUILD)/obj/%.o: %.cc
+# Everything waits for the dependency check, so a fresh machine gets its packages first.
+$(ALL_TARGETS) $(TEST_BINS) $(BENCH_BINS): | deps
+
+$(BUILD)/obj/%.o: %.cc | deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
-test: $(ALL_TARGETS) $(TEST_BINS)
-	@BUILD=$(BUILD) test/run_tests.sh $(TEST_BINS)
+test-bins: $(ALL_TARGETS) $(TEST_BINS)
+
+test: test-bins
+	@test/run_tests.sh $(TEST_BINS)
+
+TSAN_MAKE := $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1
+ASAN_MAKE := $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1
+
+bench: $(ALL_TARGETS) $(BENCH_BINS) $(TEST_BINS)
+	bench/run_benchmarks.sh $(BUILD)
 
 tsan:
-	$(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1 test
+	$(TSAN_MAKE) test
 
 asan:
-	$(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1 test
+	$(ASAN_MAKE) test
+
+# The sanitizer builds skip nvcc, so their test lists lack the GPU-only suite.
+check: test-bins
+	$(TSAN_MAKE) test-bins
+	$(ASAN_MAKE) test-bins
+	@test/run_tests.sh $(TEST_BINS) \
+	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/tsan/,$(TEST_BINS))) \
+	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/asan/,$(TEST_BINS)))
 
 clean:
 	rm -rf build

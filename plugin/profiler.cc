@@ -129,7 +129,7 @@ bool Resolve(Session* s, const void* handle, SlotRef* out) {
   if (out->pool == nullptr || out->fields.slot >= out->pool->size()) return false;
   out->index = out->fields.slot;
   out->slot = &out->pool->slot(out->index);
-  return true;
+  return out->slot->tag == kSlotTag;
 }
 
 void AtomicMin(std::atomic<uint64_t>* a, uint64_t v) {
@@ -230,7 +230,7 @@ void AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj) {
   }
 }
 
-void FillFields(EventRecord& r, const ncclProfilerEventDescr_v6_t* d, Kind kind, int mask, EventSlot* slot) {
+void FillFields(EventRecord& r, const ncclProfilerEventDescr_v6_t* d, Kind kind) {
   switch (kind) {
     case Kind::kGroupApi:
       r.value = d->groupApi.groupDepth;
@@ -309,8 +309,6 @@ void FillFields(EventRecord& r, const ncclProfilerEventDescr_v6_t* d, Kind kind,
     default:
       break;
   }
-  (void)mask;
-  (void)slot;
 }
 
 // Payload bytes of a Coll/P2p: count times the element size named by the datatype string.
@@ -535,7 +533,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   slot.gpu_min.store(UINT64_MAX, std::memory_order_relaxed);
   slot.gpu_max.store(0, std::memory_order_relaxed);
   int mask = s->mask.load(std::memory_order_relaxed);
-  FillFields(r, d, kind, mask, &slot);
+  FillFields(r, d, kind);
   if (kind == Kind::kColl || kind == Kind::kP2p) r.bytes = PayloadBytes(r.datatype, r.count);
   if (!foreign) AttachParent(s, &slot, kind, d->parentObj);
   if (kind == Kind::kKernelCh) ObserveGpuStamp(ctx, r.gpu_start, r.start_ns);

@@ -213,10 +213,7 @@ void TraceWriter::CommonArgs(const EventRecord& r) {
   if (r.flags & kFlagLateChild) buf_.Raw(",\"late\":true");
 }
 
-void TraceWriter::EndEvent(const EventRecord& r) {
-  (void)r;
-  buf_.Raw("}}");
-}
+void TraceWriter::EndEvent() { buf_.Raw("}}"); }
 
 void TraceWriter::WriteRecord(const EventRecord& r) {
   ++events_[static_cast<int>(r.kind)];
@@ -296,7 +293,7 @@ void TraceWriter::WriteHostEvent(const EventRecord& r, uint64_t stop_ns) {
       buf_.Raw(",\"").Raw(key_name).Raw("\":").Micros(Rel(r.state_ns[i]));
     }
   }
-  EndEvent(r);
+  EndEvent();
   if ((r.kind == Kind::kColl || r.kind == Kind::kP2p) && (r.flags & kFlagHasGpuExtent)) WriteGpuExtent(r, tid);
 }
 
@@ -333,7 +330,7 @@ void TraceWriter::WriteProxyOp(const EventRecord& r, uint64_t stop_ns) {
   buf_.Raw(",\"steps\":").Int(r.value).Raw(",\"chunk_size\":").Int(r.value2);
   buf_.Raw(",\"send\":").Raw(IsSend(r) ? "true" : "false");
   if (r.nstates > 0) buf_.Raw(",\"in_progress\":").Micros(Rel(r.state_ns[0]));
-  EndEvent(r);
+  EndEvent();
 }
 
 void TraceWriter::WriteProxyStep(const EventRecord& r, uint64_t stop_ns) {
@@ -347,7 +344,7 @@ void TraceWriter::WriteProxyStep(const EventRecord& r, uint64_t stop_ns) {
   Slice(EventName(r), "ProxyStep", tid, Rel(r.start_ns), static_cast<int64_t>(stop_ns - r.start_ns));
   CommonArgs(r);
   buf_.Raw(",\"step\":").Int(r.value).Raw(",\"trans_size\":").Uint(r.bytes);
-  EndEvent(r);
+  EndEvent();
   for (int i = 0; i < r.nstates; ++i) {
     uint64_t s = r.state_ns[i] < r.start_ns ? r.start_ns : r.state_ns[i];
     uint64_t e = i + 1 < r.nstates ? r.state_ns[i + 1] : stop_ns;
@@ -366,7 +363,7 @@ void TraceWriter::WriteOtherProxy(const EventRecord& r, uint64_t stop_ns, TrackT
   CommonArgs(r);
   if (r.kind == Kind::kProxyCtrl) buf_.Raw(",\"appended\":").Int(r.value);
   if (r.kind == Kind::kNetPlugin) buf_.Raw(",\"net_id\":").Uint(r.seq).Raw(",\"updates\":").Int(r.value);
-  EndEvent(r);
+  EndEvent();
 }
 
 void TraceWriter::WriteKernelCh(const EventRecord& r, uint64_t stop_ns) {
@@ -385,7 +382,7 @@ void TraceWriter::WriteKernelCh(const EventRecord& r, uint64_t stop_ns) {
   if (r.gpu_start != 0) buf_.Raw(",\"gpu_start_ns\":").Uint(r.gpu_start);
   if (r.flags & kFlagGpuStopSeen) buf_.Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
   if (!gpu) buf_.Raw(",\"host_timed\":true");
-  EndEvent(r);
+  EndEvent();
 }
 
 void TraceWriter::WriteKernelStep(const EventRecord& r) {
@@ -405,7 +402,7 @@ void TraceWriter::WriteKernelStep(const EventRecord& r) {
   buf_.Raw(",\"gpu_start_ns\":").Uint(r.gpu_start).Raw(",\"gpu_ready_ns\":").Uint(r.gpu_ready);
   if (r.flags & kFlagGpuStopSeen) buf_.Raw(",\"gpu_stop_ns\":").Uint(r.gpu_stop);
   if (r.flags & kFlagAbandoned) buf_.Raw(",\"abandoned\":true");
-  EndEvent(r);
+  EndEvent();
   bool summarize = (r.flags & kFlagIncomplete) == 0;
   if (r.gpu_start != 0 && r.gpu_ready >= r.gpu_start) {
     Slice("wait", "KernelStepWait", tid, Rel(start), static_cast<int64_t>(ready - start));

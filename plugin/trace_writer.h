@@ -97,7 +97,7 @@ class TraceWriter {
   void BeginEvent();
   void Slice(const char* name, const char* cat, int tid, int64_t ts, int64_t dur);
   void CommonArgs(const EventRecord& r);
-  void EndEvent(const EventRecord& r);
+  void EndEvent();
   int64_t Rel(uint64_t host_ns) const { return static_cast<int64_t>(host_ns - process_.base_monotonic_ns); }
   uint64_t GpuToHost(const EventRecord& r, uint64_t gpu_ns) const;
   int Place(const TrackKey& key, uint64_t start, uint64_t end, const EventRecord& r);

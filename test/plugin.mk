@@ -2,7 +2,15 @@
 TEST_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/trace_validation.o
 PLUGIN_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_plugin_*.cc))
 
-$(BUILD)/test/test_plugin: $(PLUGIN_TEST_OBJS) $(TEST_SUPPORT_OBJS) | $(PLUGIN_SO)
+# A recording NVTX tool, loaded by NVTX itself through NVTX_INJECTION64_PATH. It needs the NVTX3
+# headers of the CUDA toolkit; without them the NVTX test skips.
+NVTX_RECORDER := $(if $(CUDA_HOME),$(BUILD)/test/libnvtx-recorder.so)
+$(BUILD)/obj/test/fixtures/nvtx_recorder.o: CPPFLAGS += $(if $(CUDA_HOME),-I$(CUDA_HOME)/include)
+$(BUILD)/test/libnvtx-recorder.so: $(BUILD)/obj/test/fixtures/nvtx_recorder.o
+	@mkdir -p $(dir $@)
+	$(CXX) -shared $(LDFLAGS) -o $@ $^
+
+$(BUILD)/test/test_plugin: $(PLUGIN_TEST_OBJS) $(TEST_SUPPORT_OBJS) | $(PLUGIN_SO) $(NVTX_RECORDER)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS) -lz -ldl
 

@@ -4,11 +4,11 @@
 # own summary counts as one failure, so a crash can never pass as "0 failed".
 set -u
 passed=0 failed=0 skipped=0
-log_dir="${BUILD:-build}/test-logs"
+log_dir="build/test-logs"
 mkdir -p "$log_dir"
 for bin in "$@"; do
-  name=$(basename "$bin")
-  log="$log_dir/$name.log"
+  name=${bin#build/}
+  log="$log_dir/${name//\//_}.log"
   echo "=== $name"
   "$bin" --gtest_color=no >"$log" 2>&1
   rc=$?

@@ -116,6 +116,8 @@ ReadBack ReadTraceFile(const fs::path& path) {
 
 int64_t Ns(const Json& us) { return std::llround(us.get<double>() * 1000.0); }
 
+Json StatsJson(const std::string& args);
+
 class TraceToolsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -486,6 +488,26 @@ TEST_F(TraceToolsTest, MergeReadsAndWritesGzip) {
   r = RunTool("katrace-check", out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+TEST_F(TraceToolsTest, MergeWarnsAboutSizeAndRemergesMergedTraces) {
+  const std::vector<std::string> job = WriteJob(4);
+  const std::string first = (dir_ / "first.json").string();
+  ToolResult r = RunTool("katrace-merge", "--warn-mb 0 -o " + first + " " + job[0] + " " + job[1]);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the output has passed"), std::string::npos) << r.output;
+  const std::string second = (dir_ / "second.json").string();
+  r = RunTool("katrace-merge", "-q --ranks 1-3 -o " + second + " " + first + " " + job[2] + " " +
+                                   job[3]);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<int64_t> pids;
+  for (const Json& e : ReadTraceFile(second).events) pids.insert(e["pid"].get<int64_t>());
+  EXPECT_EQ(pids, (std::set<int64_t>{1, 2, 3}));
+  r = RunTool("katrace-check", second);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Stats read merged traces too: every rank's collectives line up as before.
+  const Json stats = StatsJson("--report straggler " + second);
+  EXPECT_EQ(stats["straggler_instances"]["seen_on_2_or_more_ranks"], 6);
 }
 
 TEST_F(TraceToolsTest, MergeLeavesOutBadInputsAndGoesOn) {

@@ -1,14 +1,18 @@
 // The shared pieces under tools/common: streaming reader, external sorter, time text and
 // command-line helpers.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -168,6 +172,32 @@ TEST(ExternalSorterTest, SmallInputsStayInMemory) {
   Rec r;
   ASSERT_TRUE(sorter.Next(&r));
   EXPECT_EQ(r.key, 1u);
+}
+
+TEST(OutputFileTest, WritesAPipeInPlaceInsteadOfRenamingOverIt) {
+  // Regression: output to /dev/null once replaced the device with a regular file by renaming
+  // "<path>.tmp" over it. A FIFO stands in for the device here.
+  const fs::path dir = fs::temp_directory_path() / ("katrace-fifo-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  OutputFile out;
+  std::string error;
+  ASSERT_TRUE(out.Open(fifo, false, &error)) << error;
+  out.Write("hello");
+  EXPECT_TRUE(out.Commit(&error)) << error;
+  reader.join();
+  EXPECT_EQ(received, "hello");
+  struct stat st;
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_FALSE(fs::exists(fifo + ".tmp"));
+  fs::remove_all(dir);
 }
 
 TEST(JsonFieldsTest, TimesAreExactNanoseconds) {

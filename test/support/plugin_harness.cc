@@ -36,6 +36,8 @@ std::string PluginPath() {
 
 std::string ToolPath(const std::string& name) { return BuildDir() + "/bin/" + name; }
 
+std::string BuildPath(const std::string& relative) { return BuildDir() + "/" + relative; }
+
 Plugin& LoadPlugin() {
   static Plugin plugin = [] {
     Plugin p;

@@ -19,6 +19,8 @@ namespace katrace_test {
 std::string PluginPath();
 // Path of a tool binary in $(BUILD)/bin, e.g. ToolPath("katrace-check").
 std::string ToolPath(const std::string& name);
+// Path of anything else under $(BUILD), e.g. BuildPath("test/libnvtx-recorder.so").
+std::string BuildPath(const std::string& relative);
 
 struct Plugin {
   void* lib = nullptr;

@@ -37,6 +37,7 @@ void MetadataRules::OnEvent(const TraceEvent& event, const EventFacts& f) {
                    "args.katrace); merge and stats need it first");
     }
   }
+  if (f.ph == 'C' && f.name == "katrace drops") saw_drop_counter_ = true;
   if (!f.has_pid) return;
   Process& process = processes_[f.pid];
   if (process.first_line == 0) process.first_line = event.line;
@@ -117,7 +118,11 @@ void MetadataRules::Finish(bool whole_file) {
                        std::to_string(track.slices) + " events on it)");
     }
   }
-  if (whole_file) CheckFooter();
+  if (!whole_file) return;
+  if (!saw_drop_counter_) {
+    diag_->Warning("drops", 0, "no 'katrace drops' counter track (C events)");
+  }
+  CheckFooter();
 }
 
 void MetadataRules::CheckFooter() {

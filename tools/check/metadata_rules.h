@@ -54,6 +54,7 @@ class MetadataRules {
   std::map<std::pair<int64_t, int64_t>, Track> tracks_;
   std::map<int64_t, Process> processes_;
   bool saw_first_event_ = false;
+  bool saw_drop_counter_ = false;
   bool has_footer_ = false;
   Json footer_;
   std::string footer_format_;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every benchmark recorded in BENCHMARKS.md, in one go on one machine, so the figures can be
+# compared with each other. Usage: bench/run_benchmarks.sh [BUILD_DIR]  (default: build)
+set -euo pipefail
+build=${1:-build}
+plugin=$build/libnccl-profiler-katrace.so
+out=$build/bench-out
+mkdir -p "$out"
+
+echo "## Callback cost through the exported ABI (median of 10 repetitions)"
+"$build/bench/plugin_callback_bench" "$plugin" --benchmark_repetitions=10 --benchmark_min_time=0.3 \
+  --benchmark_report_aggregates_only=true 2>&1 | grep -E '^Benchmark|_median|_stddev'
+
+echo
+echo "## Writer throughput and peak memory (Coll events to a JSON file on disk)"
+for n in 1000000 10000000; do
+  "$build/bench/writer_bench" "$plugin" "$n" "$out/writer-$n.json"
+  rm -f "$out/writer-$n.json"
+done
+echo "(1 Coll + 3 KernelCh children each; CollGpu slices and flows come on top)"
+"$build/bench/writer_bench" "$plugin" 1000000 "$out/writer-mixed.json" 3
+rm -f "$out/writer-mixed.json"
+
+echo
+echo "## The same simulated workload through katrace and through a plugin that records nothing"
+for p in "$plugin" "$build/test/libnccl-profiler-null.so"; do
+  KATRACE_OUTPUT=/dev/null KATRACE_SUMMARY=0 "$build/bin/katrace-sim" --plugin "$p" --bench --ranks 4 \
+    --channels 4 --iters 200 --size 64K 2>&1 | grep -E 'plugin "|callbacks|mean'
+done
+
+echo
+echo "## KernelStep drain"
+"$build/bench/drain_bench" 2>&1 | grep -vE '^(\*\*\*|WARNING)'
