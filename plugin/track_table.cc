@@ -4,9 +4,11 @@ namespace katrace {
 
 bool NestingLane::Fits(uint64_t start, uint64_t end) const {
   const auto key = std::make_pair(start, ~end);
-  // Slices starting inside [start, end): each must end by |end| (be a child).
+  // Slices starting inside [start, end): each must end by |end| (be a child), and a child that
+  // starts with us must not already be in the file: at equal starts Perfetto needs the parent
+  // first.
   for (auto it = slices_.lower_bound(key); it != slices_.end() && it->first.first < end; ++it) {
-    if (it->second > end) return false;
+    if (it->second > end || (it->first.first == start && it->second < end)) return false;
   }
   // Slices starting before: only those inside the root that covers |start| can reach past it.
   auto root = roots_.upper_bound(start);

@@ -2,6 +2,7 @@
 #include "tools/common/output_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,8 +22,13 @@ OutputFile::~OutputFile() { Abandon(); }
 
 bool OutputFile::Open(const std::string& path, bool gzip, std::string* error) {
   path_ = path;
+  struct stat st;
+  const bool special = path != "-" && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
   if (path == "-") {
     fd_ = dup(STDOUT_FILENO);
+  } else if (special) {
+    // A device or pipe (/dev/null, a FIFO): write in place; renaming over it would replace it.
+    fd_ = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   } else {
     tmp_path_ = path + ".tmp";
     fd_ = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,5 +1,6 @@
 // Buffered output to a file (plain or gzip) written under "<path>.tmp" and renamed on Commit, so
-// a file with the final name is always complete; "-" writes to stdout.
+// a file with the final name is always complete; "-" writes to stdout, and an existing device or
+// pipe (/dev/null, a FIFO) is written in place, never renamed over.
 // Thread safety: none.
 #ifndef KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
 #define KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_

@@ -75,7 +75,9 @@ bool ParseHeader(const Json& katrace, TraceHeader* header, std::vector<std::stri
   RequireInt(katrace, "os_pid", &header->os_pid, problems);
   RequireInt(katrace, "base_realtime_ns", &header->base_realtime_ns, problems);
   RequireInt(katrace, "base_monotonic_ns", &header->base_monotonic_ns, problems);
-  if (const Json* rebased = Field(katrace, "rebased_ns")) AsInt64(*rebased, &header->rebased_ns);
+  if (const Json* rebased = Field(katrace, "rebased_ns")) {
+    header->rebased = AsInt64(*rebased, &header->rebased_ns);
+  }
   return problems->size() == before;
 }
 

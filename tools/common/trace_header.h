@@ -24,8 +24,10 @@ struct TraceHeader {
   int64_t os_pid = 0;
   int64_t base_realtime_ns = 0;
   int64_t base_monotonic_ns = 0;
-  // Set by katrace-merge on the headers it rewrites: how far this rank was shifted.
+  // Set by katrace-merge on the headers it rewrites: how far this rank was shifted. A file whose
+  // first header has it is a merged trace, which may hold several ranks.
   int64_t rebased_ns = 0;
+  bool rebased = false;
 };
 
 // The args.katrace object of |event| when it is a process_name metadata event carrying one.

@@ -45,6 +45,22 @@ uint64_t UncompressedSizeGuess(const std::string& path, uint64_t file_size) {
   return guess;
 }
 
+// Warns once, as soon as the output passes the size Perfetto's web UI handles comfortably.
+struct SizeWarning {
+  uint64_t limit_bytes;
+  bool quiet;
+  bool warned = false;
+  void Check(uint64_t written_bytes) {
+    if (warned || quiet || written_bytes <= limit_bytes) return;
+    warned = true;
+    std::fprintf(stderr,
+                 "katrace-merge: warning: the output has passed %s; Perfetto's web UI may fail "
+                 "to load it (consider --ranks, --from/--to, --kinds, or trace_processor "
+                 "--httpd)\n",
+                 HumanBytes(limit_bytes).c_str());
+  }
+};
+
 class FlowWindowPass : public TraceVisitor {
  public:
   FlowWindowPass(const EventSelection& selection, const EventRewriter& rewriter,
@@ -78,9 +94,9 @@ class FlowWindowPass : public TraceVisitor {
 class WritePass : public TraceVisitor {
  public:
   WritePass(const EventSelection& selection, const EventRewriter& rewriter,
-            const FlowWindow* window, OutputFile* out, bool* first_event)
+            const FlowWindow* window, OutputFile* out, bool* first_event, SizeWarning* size)
       : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
-        first_event_(first_event) {}
+        first_event_(first_event), size_(size) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -128,6 +144,7 @@ class WritePass : public TraceVisitor {
     *first_event_ = false;
     out_->Write(line_);
     ++written_;
+    size_->Check(out_->bytes_written());
   }
 
   const EventSelection& selection_;
@@ -135,6 +152,7 @@ class WritePass : public TraceVisitor {
   const FlowWindow* window_;
   OutputFile* out_;
   bool* first_event_;
+  SizeWarning* size_;
   std::string line_;
   uint64_t written_ = 0;
   Json footer_;
@@ -162,17 +180,20 @@ int RunMerge(const MergeOptions& options) {
                    [](const Input& a, const Input& b) { return a.header.rank < b.header.rank; });
   std::vector<Input> kept;
   for (const Input& input : inputs) {
-    if (!kept.empty() && kept.back().header.rank == input.header.rank) {
+    // A merged input may hold several ranks: its ranks are selected per event instead.
+    if (input.header.rebased) {
+      kept.push_back(input);
+      continue;
+    }
+    if (!kept.empty() && !kept.back().header.rebased &&
+        kept.back().header.rank == input.header.rank) {
       std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s; left out\n",
                    input.path.c_str(), static_cast<long long>(input.header.rank),
                    kept.back().path.c_str());
       had_problems = true;
       continue;
     }
-    // A merged input holds several ranks; select those per event instead.
-    if (input.header.format == kTraceFormat && !options.ranks.Contains(input.header.rank)) {
-      continue;
-    }
+    if (!options.ranks.Contains(input.header.rank)) continue;
     kept.push_back(input);
   }
   if (kept.empty()) {
@@ -205,7 +226,8 @@ int RunMerge(const MergeOptions& options) {
   }
   out.Write("{\"traceEvents\":[\n");
   MergedFooter footer;
-  bool first_event = true, warned_size = false;
+  bool first_event = true;
+  SizeWarning size_warning{options.warn_bytes, options.quiet};
   uint64_t total_written = 0;
   const bool show_progress = input_bytes >= options.progress_min_bytes;
   ReadOptions read_options;
@@ -226,7 +248,8 @@ int RunMerge(const MergeOptions& options) {
       ReadTrace(input.path, &pass, read_options);
       window.Seal();
     }
-    WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event);
+    WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event,
+                   &size_warning);
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
     std::string problem;
     if (read.status != ReadStatus::kOk) {
@@ -243,14 +266,6 @@ int RunMerge(const MergeOptions& options) {
     footer.AddInput(input.path, input.header.rank, offset, read.events, pass.written(),
                     pass.footer(), problem);
     total_written += pass.written();
-    if (!warned_size && !options.quiet && out.bytes_written() > options.warn_bytes) {
-      warned_size = true;
-      std::fprintf(stderr,
-                   "katrace-merge: warning: the output has passed %s; Perfetto's web UI may "
-                   "fail to load it (consider --ranks, --from/--to, --kinds, or trace_processor "
-                   "--httpd)\n",
-                   HumanBytes(options.warn_bytes).c_str());
-    }
   }
   out.Write("\n],\n" + footer.Render(base, options) + "}\n");
   if (!out.Commit(&error)) {
