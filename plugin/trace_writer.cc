@@ -405,14 +405,17 @@ void TraceWriter::WriteKernelStep(const EventRecord& r) {
   EndEvent();
   bool summarize = (r.flags & kFlagIncomplete) == 0;
   if (r.gpu_start != 0 && r.gpu_ready >= r.gpu_start) {
-    Slice("wait", "KernelStepWait", tid, Rel(start), static_cast<int64_t>(ready - start));
+    Slice(IsSend(r) ? "Send wait" : "Recv wait", "KernelStepWait", tid, Rel(start), static_cast<int64_t>(ready - start));
     buf_.Raw(",\"args\":{\"kernel_step\":").Uint(r.id).Raw("}}");
-    if (summarize) gpu_summary_.Add(std::string("KernelStepWait ") + EventName(r), r.gpu_ready - r.gpu_start);
+    if (summarize) gpu_summary_.Add(IsSend(r) ? "KernelStepWait Send wait" : "KernelStepWait Recv wait", r.gpu_ready - r.gpu_start);
   }
   if (stop_gpu > r.gpu_ready || (r.flags & kFlagAbandoned) == 0) {
-    Slice("transfer", "KernelStepTransfer", tid, Rel(ready), static_cast<int64_t>(stop - ready));
+    Slice(IsSend(r) ? "Send transfer" : "Recv transfer", "KernelStepTransfer", tid, Rel(ready), static_cast<int64_t>(stop - ready));
     buf_.Raw(",\"args\":{\"kernel_step\":").Uint(r.id).Raw("}}");
-    if (summarize) gpu_summary_.Add(std::string("KernelStepTransfer ") + EventName(r), stop_gpu - r.gpu_ready);
+    if (summarize) {
+      gpu_summary_.Add(IsSend(r) ? "KernelStepTransfer Send transfer" : "KernelStepTransfer Recv transfer",
+                       stop_gpu - r.gpu_ready);
+    }
   }
 }
 

@@ -62,8 +62,10 @@ std::vector<std::string> ValidateTrace(const nlohmann::json& trace) {
   };
   std::map<std::pair<int64_t, int64_t>, std::vector<Slice>> tracks;
   std::set<std::pair<int64_t, int64_t>> named;
-  std::map<uint64_t, std::pair<int64_t, int64_t>> gpu_extent;  // Coll/P2p id -> [start, end] ns
-  std::vector<std::pair<size_t, uint64_t>> gpu_children;
+  // Record ids are unique per process (pid); a merged trace holds several.
+  using RecordKey = std::pair<int64_t, uint64_t>;
+  std::map<RecordKey, std::pair<int64_t, int64_t>> gpu_extent;  // Coll/P2p -> [start, end] ns
+  std::vector<std::pair<size_t, RecordKey>> gpu_children;
   std::map<uint64_t, int> flow_starts, flow_ends;
   for (size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
@@ -100,10 +102,10 @@ std::vector<std::string> ValidateTrace(const nlohmann::json& trace) {
       const auto& args = e.value("args", nlohmann::json::object());
       std::string cat = e.value("cat", "");
       if ((cat == "Coll" || cat == "P2p") && args.contains("gpu_start")) {
-        gpu_extent[args["id"].get<uint64_t>()] = {Ns(args["gpu_start"]), Ns(args["gpu_end"])};
+        gpu_extent[{track.first, args["id"].get<uint64_t>()}] = {Ns(args["gpu_start"]), Ns(args["gpu_end"])};
       }
       if ((cat == "KernelCh" || cat == "KernelStep") && args.contains("parent") && !args.value("host_timed", false)) {
-        gpu_children.push_back({i, args["parent"].get<uint64_t>()});
+        gpu_children.push_back({i, {track.first, args["parent"].get<uint64_t>()}});
       }
     } else if (ph == "s") {
       ++flow_starts[e.at("id").get<uint64_t>()];

@@ -1,0 +1,90 @@
+// The trace tools on traces written by the real plugin through katrace-sim: the check passes,
+// katrace-stats prints the same host and GPU tables as the plugin's own finalize summary, and
+// traces of separate processes (different clock bases) merge into one valid trace.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "test/support/plugin_harness.h"
+#include "test/support/trace_validation.h"
+
+namespace katrace_test {
+namespace {
+
+// Runs a shell command; returns its exit status and fills |out| with stdout+stderr.
+int RunCommand(const std::string& cmd, std::string* out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  out->clear();
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The text from |title| up to the next blank line: one summary table.
+std::string Table(const std::string& text, const std::string& title) {
+  size_t at = text.find(title);
+  if (at == std::string::npos) return "";
+  size_t end = text.find("\n\n", at);
+  std::string table = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  while (!table.empty() && table.back() == '\n') table.pop_back();
+  return table;
+}
+
+class ToolsOnPluginTraces : public ::testing::Test {
+ protected:
+  // One simulated job through the real plugin; returns the trace path.
+  std::string Simulate(const std::string& dir, const std::string& name, const std::string& extra = "",
+                       int global_rank = 0) {
+    std::string trace = dir + "/" + name;
+    std::string out;
+    std::string cmd = "RANK=" + std::to_string(global_rank) + " KATRACE_OUTPUT='" + trace + "' '" + ToolPath("katrace-sim") + "' --plugin '" + PluginPath() +
+                      "' --ranks 4 --channels 2 --iters 5 --size 256K --quiet " + extra;
+    EXPECT_EQ(RunCommand(cmd, &out), 0) << cmd << "\n" << out;
+    return trace;
+  }
+};
+
+TEST_F(ToolsOnPluginTraces, StatsPrintsThePluginsOwnSummaryNumbers) {
+  std::string dir = MakeTempDir();
+  std::string trace = Simulate(dir, "sim.json");
+  ExpectValidTrace(trace);
+  std::string plugin_summary = ReadFile(trace + ".summary.txt");
+  std::string stats;
+  ASSERT_EQ(RunCommand("'" + ToolPath("katrace-stats") + "' --report host,gpu '" + trace + "'", &stats), 0) << stats;
+  for (const char* title : {"katrace host-side summary", "katrace GPU-side summary"}) {
+    std::string expected = Table(plugin_summary, title);
+    ASSERT_FALSE(expected.empty()) << title << " missing from the plugin summary:\n" << plugin_summary;
+    EXPECT_EQ(Table(stats, title), expected);
+  }
+  EXPECT_NE(plugin_summary.find("KernelCh AllReduce"), std::string::npos);
+}
+
+TEST_F(ToolsOnPluginTraces, SeparateProcessesMergeIntoOneValidTimeline) {
+  std::string dir = MakeTempDir();
+  std::string a = Simulate(dir, "a.json");
+  std::string b = Simulate(dir, "b.json.gz", "--ops allreduce", 1);
+  std::string merged = dir + "/merged.json";
+  std::string out;
+  ASSERT_EQ(RunCommand("'" + ToolPath("katrace-merge") + "' -o '" + merged + "' '" + a + "' '" + b + "'", &out), 0) << out;
+  nlohmann::json trace = ExpectValidTrace(merged);
+  size_t colls = Slices(trace, "Coll").size();
+  EXPECT_EQ(colls, Slices(LoadTrace(a), "Coll").size() + Slices(LoadTrace(b), "Coll").size());
+}
+
+}  // namespace
+}  // namespace katrace_test
