@@ -31,3 +31,7 @@ done
 echo
 echo "## KernelStep drain"
 "$build/bench/drain_bench" 2>&1 | grep -vE '^(\*\*\*|WARNING)'
+
+echo
+echo "## Trace tools on 64 rank files"
+bench/tools_bench.sh "$build"

@@ -1,7 +1,13 @@
 # katrace-sim (tools/sim/): loads any profiler plugin and drives it as NCCL core does.
 SIM_SRCS := $(wildcard tools/sim/*.cc)
-SIM_LIB_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(filter-out tools/sim/main.cc,$(SIM_SRCS)))
+SIM_OWN_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(filter-out tools/sim/main.cc,$(SIM_SRCS)))
+# The proxy threads run the KernelStep drain: its objects travel with the sim's own, so every link
+# of SIM_LIB_OBJS (the binary, test_sim, test_sim_kernel_step) resolves without naming the drain.
+SIM_LIB_OBJS := $(SIM_OWN_OBJS) $(DRAIN_OBJS)
 SIM_BIN := $(BUILD)/bin/katrace-sim
+
+# The KernelStep writers and the drain include the ring headers (katrace/step_*.h).
+$(SIM_OWN_OBJS) $(BUILD)/obj/tools/sim/main.o: CPPFLAGS += $(STEP_RING_CPPFLAGS)
 
 $(SIM_BIN): $(SIM_LIB_OBJS) $(BUILD)/obj/tools/sim/main.o
 	@mkdir -p $(dir $@)
@@ -9,7 +15,8 @@ $(SIM_BIN): $(SIM_LIB_OBJS) $(BUILD)/obj/tools/sim/main.o
 
 ALL_TARGETS += $(SIM_BIN)
 
-# End to end: our plugin under the sim. The plugin prints its own summary at finalize.
+# End to end: our plugin under the sim, KernelSteps included (CPU writers, drained by the proxy
+# threads). The plugin prints its own summary at finalize.
 demo: $(PLUGIN_SO) $(SIM_BIN)
 	@mkdir -p $(BUILD)/demo
 	KATRACE_OUTPUT=$(BUILD)/demo/katrace-demo.json $(SIM_BIN) --plugin $(PLUGIN_SO) \

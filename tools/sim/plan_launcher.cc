@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "tools/sim/event_mask.h"
 
@@ -27,11 +28,13 @@ void* FakeDevicePointer(int rank, int which) {
 }  // namespace
 
 PlanLauncher::PlanLauncher(const SimConfig& config, int rank, void* plugin_context,
-                           ProfilerApi* api, ProxyThread* proxy, const GpuClock* clock)
+                           ProfilerApi* api, ProxyThread* proxy, const GpuClock* clock,
+                           StepWorkSink* step_sink)
     : config_(config),
       rank_(rank),
       plugin_context_(plugin_context),
       proxy_(proxy),
+      step_sink_(step_sink),
       issuer_(api),
       stream_(clock),
       rng_state_((config.seed + 1) * 0x2545F4914F6CDD1Dull ^ static_cast<uint64_t>(rank + 1)) {}
@@ -108,7 +111,8 @@ void PlanLauncher::StopTaskEvents(KernelPlan* plan) {
 }
 
 std::unique_ptr<ProxyWork> PlanLauncher::BuildProxyWork(const KernelPlan& plan,
-                                                        const GpuWindow& kernel) {
+                                                        const GpuWindow& kernel,
+                                                        std::vector<StepWork>* step_works) {
   auto work = std::make_unique<ProxyWork>();
   for (int c = 0; c < config_.num_channels; ++c) {
     channel_start_skew_[c] = NextRandom(&rng_state_) % 3;
@@ -134,6 +138,29 @@ std::unique_ptr<ProxyWork> PlanLauncher::BuildProxyWork(const KernelPlan& plan,
       }
     }
     work->works.push_back(record);
+    if (step_works == nullptr) return;
+    // The GPU side of the channel's slices: one role per ProxyOp the task runs on this channel,
+    // each slice as big as the network step it feeds (simple prims: ring AllReduce 2(N-1) slices
+    // per chunk, AllGather/ReduceScatter N-1, Send/Recv one per chunk per peer).
+    StepWork step_work;
+    step_work.channel = channel;
+    step_work.work_counter = record.work_counter;
+    step_work.gpu = record.gpu;
+    for (const PlannedTask* task : tasks) {
+      if ((task->mask & ncclProfileKernelStep) == 0) continue;
+      for (const ProxyOpSpec& op : task->spec.proxy_ops) {
+        if (op.channel != channel || op.num_steps <= 0) continue;
+        StepRole role;
+        role.is_send = op.is_send;
+        role.peer = op.peer;
+        role.num_steps = static_cast<uint32_t>(op.num_steps);
+        role.step_bytes = static_cast<uint32_t>(op.step_bytes);
+        role.last_step_bytes = static_cast<uint32_t>(op.last_step_bytes);
+        role.parent = task->event_handle;
+        step_work.roles.push_back(role);
+      }
+    }
+    step_works->push_back(std::move(step_work));
   };
 
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -194,7 +221,12 @@ void PlanLauncher::RunPlanTask(KernelPlan* plan) {
   }
   StartTaskEvents(plan);
   GpuWindow kernel = stream_.Launch(KernelDurationNs(*plan));
-  std::unique_ptr<ProxyWork> work = BuildProxyWork(*plan, kernel);
+  std::vector<StepWork> step_works;
+  std::unique_ptr<ProxyWork> work =
+      BuildProxyWork(*plan, kernel, step_sink_ != nullptr ? &step_works : nullptr);
+  // Registered with the drain and queued for the emulated device before the Coll/P2p stops, as
+  // NCCL sets up a kernel's profiling before it launches it.
+  if (step_sink_ != nullptr) step_sink_->Launch(std::move(step_works));
   StopTaskEvents(plan);
   // NCCL posts the proxy ops just before these stops; the proxy thread normally appends them
   // after (research §3.4). Posting after the stops makes that usual order the guaranteed one.

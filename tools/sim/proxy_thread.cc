@@ -16,6 +16,10 @@ namespace {
 constexpr int kAppendEveryBusyPasses = 8;
 constexpr uint64_t kMinSleepNs = 1000;
 constexpr uint64_t kMaxSleepNs = 200000;
+// An idle pass with a deadline already past means a hook holds that KernelCh (the emulated device
+// has not begun or finished its work): poll at a pace that leaves the CPU to the device's writer,
+// whose wake-up is what the proxy waits for.
+constexpr uint64_t kHeldSleepNs = 20000;
 
 }  // namespace
 
@@ -77,6 +81,7 @@ void ProxyThread::StopProxyCtrl(void* handle) {
 bool ProxyThread::ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns) {
   // Start and stop are seen on different passes, as NCCL's drain continues after a start.
   if (!op->started) {
+    if (!HooksAllowKernelChStart(&op->work)) return false;
     if (!config_.bench && gpu_now_ns < op->work.gpu.start_ns) return false;
     if (op->work.mask & ncclProfileKernelCh) {
       ncclProfilerEventDescr_v6_t descr;
@@ -91,6 +96,7 @@ bool ProxyThread::ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns) {
     return true;
   }
   if (op->completed) return false;
+  if (!HooksAllowKernelChStop(&op->work)) return false;
   if (!config_.bench && gpu_now_ns < op->work.gpu.stop_ns) return false;
   if (op->handle != nullptr) {
     ncclProfilerEventStateArgs_v6_t args;
@@ -113,6 +119,27 @@ bool ProxyThread::ProgressActive(uint64_t gpu_now_ns) {
     }
   }
   return progressed;
+}
+
+bool ProxyThread::HooksBusy() const {
+  for (const std::unique_ptr<ProxyPollHook>& hook : config_.hooks) {
+    if (hook->HasPendingWork()) return true;
+  }
+  return false;
+}
+
+bool ProxyThread::HooksAllowKernelChStart(KernelChWork* work) const {
+  for (const std::unique_ptr<ProxyPollHook>& hook : config_.hooks) {
+    if (!hook->KernelChStart(work->channel, work->work_counter, &work->gpu.start_ns)) return false;
+  }
+  return true;
+}
+
+bool ProxyThread::HooksAllowKernelChStop(KernelChWork* work) const {
+  for (const std::unique_ptr<ProxyPollHook>& hook : config_.hooks) {
+    if (!hook->KernelChStop(work->channel, work->work_counter, &work->gpu.stop_ns)) return false;
+  }
+  return true;
 }
 
 void ProxyThread::RetireFinished() {
@@ -162,7 +189,7 @@ bool ProxyThread::FetchPostedWork() {
   std::vector<std::unique_ptr<ProxyWork>> taken;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    bool hook_busy = config_.hook != nullptr && config_.hook->HasPendingWork();
+    bool hook_busy = HooksBusy();
     if (active_.empty() && pending_.empty() && !stop_requested_ && !hook_busy) {
       // NCCL records Sleep and Wakeup while holding the op-pool lock; so do we.
       void* ctrl = StartProxyCtrl();
@@ -171,7 +198,7 @@ bool ProxyThread::FetchPostedWork() {
       RecordProxyCtrl(ctrl, ncclProfilerProxyCtrlWakeup, 0);
       StopProxyCtrl(ctrl);
     }
-    hook_busy = config_.hook != nullptr && config_.hook->HasPendingWork();
+    hook_busy = HooksBusy();
     if (stop_requested_ && pending_.empty() && active_.empty() && !hook_busy) return false;
     taken.swap(pending_);
   }
@@ -190,7 +217,12 @@ void ProxyThread::SleepUntilNextDeadline(uint64_t gpu_now_ns) {
       if (!op.done()) deadline = std::min(deadline, op.NextDeadlineNs());
     }
   }
-  uint64_t wait_ns = deadline > gpu_now_ns ? deadline - gpu_now_ns : 0;
+  uint64_t wait_ns = 0;
+  if (deadline > gpu_now_ns) {
+    wait_ns = deadline - gpu_now_ns;
+  } else if (!config_.hooks.empty()) {
+    wait_ns = kHeldSleepNs;
+  }
   wait_ns = std::clamp<uint64_t>(wait_ns, kMinSleepNs, kMaxSleepNs);
   timespec pause{0, static_cast<long>(wait_ns)};
   nanosleep(&pause, nullptr);
@@ -217,9 +249,9 @@ void ProxyThread::Run() {
   while (true) {
     uint64_t gpu_now = config_.clock->NowNs();
     bool idle = !ProgressActive(gpu_now);
-    if (config_.hook != nullptr) {
-      poll_context.gpu_now_ns = gpu_now;
-      if (config_.hook->OnProxyPoll(poll_context)) idle = false;
+    poll_context.gpu_now_ns = gpu_now;
+    for (std::unique_ptr<ProxyPollHook>& hook : config_.hooks) {
+      if (hook->OnProxyPoll(poll_context)) idle = false;
     }
     RetireFinished();
     if (idle != last_idle) {
@@ -232,8 +264,14 @@ void ProxyThread::Run() {
       busy_passes = 0;
       if (!FetchPostedWork()) break;
     }
-    if (idle && !active_.empty() && !config_.bench) SleepUntilNextDeadline(gpu_now);
+    // A hook with pending work (KernelSteps still being written) keeps the proxy polling, at the
+    // pace of an idle one rather than spinning.
+    if (idle && !config_.bench && (!active_.empty() || HooksBusy())) {
+      SleepUntilNextDeadline(gpu_now);
+    }
   }
+  poll_context.gpu_now_ns = config_.clock->NowNs();
+  for (std::unique_ptr<ProxyPollHook>& hook : config_.hooks) hook->OnProxyExit(poll_context);
 }
 
 }  // namespace katrace::sim

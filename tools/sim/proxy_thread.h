@@ -1,7 +1,7 @@
 // A rank's proxy progress thread ("NCCL Progress"): appends posted work (ProxyCtrl Append /
 // AppendEnd, ProxyOp starts), progresses network ProxyOps and KernelCh profiler ops against
 // emulated GPU time, reports Idle/Active and Sleep/Wakeup through ProxyCtrl, and calls the
-// ProxyPollHook on every pass.
+// ProxyPollHooks on every pass.
 // Thread safety: Post/WaitUntilIdle/StopAndJoin may be called from any one other thread at a time;
 // counters() only after StopAndJoin.
 #ifndef KATRACE_TOOLS_SIM_PROXY_THREAD_H_
@@ -34,7 +34,7 @@ struct ProxyThreadConfig {
   bool nccl_quirks = false;
   uint64_t seed = 1;
   size_t max_inflight_works = 32;  // Post blocks beyond this: the stream's depth
-  std::unique_ptr<ProxyPollHook> hook;
+  std::vector<std::unique_ptr<ProxyPollHook>> hooks;
 };
 
 class ProxyThread {
@@ -72,6 +72,11 @@ class ProxyThread {
   bool FetchPostedWork();  // false: stop was requested and nothing is left
   void AppendWork(std::vector<std::unique_ptr<ProxyWork>>* works);
   void SleepUntilNextDeadline(uint64_t gpu_now_ns);
+  bool HooksBusy() const;
+  // The hooks may move a KernelCh's GPU window (an emulated device that ran it) or hold it back;
+  // false while one holds it.
+  bool HooksAllowKernelChStart(KernelChWork* work) const;
+  bool HooksAllowKernelChStop(KernelChWork* work) const;
   // ProxyCtrl reloads the shared mask at every event (research §2.4).
   void* StartProxyCtrl();
   void RecordProxyCtrl(void* handle, ncclProfilerEventState_t state, int appended);

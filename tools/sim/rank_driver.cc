@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tools/sim/event_mask.h"
+#include "tools/sim/kernel_step_rank.h"
 #include "tools/sim/nccl_logger.h"
 
 namespace katrace::sim {
@@ -70,16 +71,45 @@ void RankDriver::Initialize() {
   proxy_config.nccl_quirks = config_.nccl_quirks;
   proxy_config.seed = config_.seed;
   if (config_.proxy_poll_hook_factory) {
-    proxy_config.hook = config_.proxy_poll_hook_factory(rank_);
+    if (std::unique_ptr<ProxyPollHook> hook = config_.proxy_poll_hook_factory(rank_)) {
+      proxy_config.hooks.push_back(std::move(hook));
+    }
+  }
+  if (std::unique_ptr<KernelStepRank> steps = MakeKernelSteps()) {
+    kernel_steps_ = steps.get();
+    result_.kernel_steps_active = true;
+    proxy_config.hooks.push_back(std::move(steps));
   }
   proxy_ = std::make_unique<ProxyThread>(std::move(proxy_config));
   proxy_->Start();
   launcher_ = std::make_unique<PlanLauncher>(config_, rank_, plugin_context_, api_, proxy_.get(),
-                                             clock_);
+                                             clock_, kernel_steps_);
   if (config_.graph) {
     host_callbacks_ = std::make_unique<HostCallbackThread>(rank_);
     host_callbacks_->Start();
   }
+}
+
+std::unique_ptr<KernelStepRank> RankDriver::MakeKernelSteps() {
+  // The plugin asked for KernelSteps in its init (the mask is shared, so it is read now, after
+  // this rank's init) and can receive them: only the v6 table has the KernelStep descriptor.
+  int mask = __atomic_load_n(activation_mask_, __ATOMIC_RELAXED);
+  if (!config_.kernel_steps.enabled || plugin_context_ == nullptr ||
+      api_->version() != AbiVersion::kV6 || (mask & ncclProfileKernelStep) == 0) {
+    return nullptr;
+  }
+  KernelStepRankOptions options;
+  options.rank = rank_;
+  options.num_channels = config_.num_channels;
+  options.ring_depth_log2 = ChooseStepRingDepthLog2(
+      config_.kernel_steps.ring_depth_log2,
+      static_cast<uint64_t>(config_.num_ranks) * static_cast<uint64_t>(config_.num_channels));
+  options.sample_every = config_.kernel_steps.sample_every;
+  options.bench = config_.bench;
+  options.api = api_;
+  options.plugin_context = plugin_context_;
+  options.activation_mask = activation_mask_;
+  return std::make_unique<KernelStepRank>(options);
 }
 
 void RankDriver::RunEagerIterations() {
@@ -118,7 +148,9 @@ void RankDriver::Finish() {
   proxy_->WaitUntilIdle();
   result_.ops_done_ns = EventIssuer::NowNs();
   if (host_callbacks_ != nullptr) host_callbacks_->StopAndJoin();
+  // The proxy thread closes the KernelStep drain as it exits: its report is in before finalize.
   proxy_->StopAndJoin();
+  if (kernel_steps_ != nullptr) result_.kernel_steps = kernel_steps_->stats();
   // commFree calls finalize only for a non-NULL context.
   if (plugin_context_ != nullptr) api_->Finalize(plugin_context_);
   result_.counters.Add(issuer_.counters());

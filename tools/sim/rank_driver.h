@@ -15,12 +15,15 @@
 #include "tools/sim/gpu_clock.h"
 #include "tools/sim/host_callback_thread.h"
 #include "tools/sim/kernel_plan.h"
+#include "tools/sim/kernel_step_stats.h"
 #include "tools/sim/plan_launcher.h"
 #include "tools/sim/proxy_thread.h"
 #include "tools/sim/rank_barrier.h"
 #include "tools/sim/sim_config.h"
 
 namespace katrace::sim {
+
+class KernelStepRank;
 
 struct RankResult {
   CallCounters counters;
@@ -29,6 +32,8 @@ struct RankResult {
   int mask_after_init = 0;    // the shared mask once every rank has initialised
   uint64_t ops_start_ns = 0;  // after every rank initialised
   uint64_t ops_done_ns = 0;   // when this rank's last event was issued
+  bool kernel_steps_active = false;
+  KernelStepStats kernel_steps;
 };
 
 class RankDriver {
@@ -53,6 +58,8 @@ class RankDriver {
   };
 
   void Initialize();
+  // The rank's KernelStep emulation when the plugin can take KernelSteps; otherwise NULL.
+  std::unique_ptr<KernelStepRank> MakeKernelSteps();
   void RunEagerIterations();
   void RunGraphIterations();
   void ReplayStaleCollApiStop();
@@ -80,6 +87,7 @@ class RankDriver {
   ApiState api_state_;
   void* stream_;  // the application's cudaStream_t, as an opaque value
   std::unique_ptr<ProxyThread> proxy_;
+  KernelStepRank* kernel_steps_ = nullptr;  // owned by proxy_ (one of its hooks)
   std::unique_ptr<PlanLauncher> launcher_;
   std::unique_ptr<HostCallbackThread> host_callbacks_;
   std::vector<std::shared_ptr<KernelPlan>> captured_plans_;

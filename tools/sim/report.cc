@@ -18,6 +18,59 @@ std::string OpList(const SimConfig& config) {
   return text;
 }
 
+// Why no rank ran KernelSteps, in the terms a user can act on.
+std::string KernelStepsOffReason(const SimConfig& config, const SimResult& result) {
+  if (!config.kernel_steps.enabled) return "off (--kernel-steps off)";
+  if (result.abi != AbiVersion::kV6) {
+    return "off: the plugin runs on ABI v" + std::to_string(static_cast<int>(result.abi)) +
+           ", which has no KernelStep event (v6 has)";
+  }
+  if ((result.mask_after_init & ncclProfileKernelStep) == 0) {
+    return "off: the mask after init has no KernelStep bit (--mask ...,kernelstep, or a plugin "
+           "that asks for it)";
+  }
+  return "off: no rank has a plugin context";
+}
+
+std::string SampleText(uint32_t sample_every) {
+  return sample_every <= 1 ? "every slice" : "every " + std::to_string(sample_every) + "th slice";
+}
+
+void PrintKernelSteps(const SimConfig& config, const SimResult& result, std::FILE* out) {
+  const KernelStepResult& steps = result.kernel_steps;
+  if (steps.active_ranks == 0) {
+    std::fprintf(out, "  KernelStep: %s\n", KernelStepsOffReason(config, result).c_str());
+    return;
+  }
+  const KernelStepStats& t = steps.totals;
+  const uint64_t ring_bytes = steps.ring_bytes_per_channel;
+  std::string ring_size = ring_bytes >= 1024 ? std::to_string(ring_bytes >> 10) + " KiB"
+                                             : std::to_string(ring_bytes) + " bytes";
+  std::fprintf(out,
+               "  KernelStep: CPU writers on %d rank(s), %d channel ring(s) each of 2^%u slots "
+               "(%s), %s\n",
+               steps.active_ranks, config.num_channels, steps.ring_depth_log2, ring_size.c_str(),
+               SampleText(config.kernel_steps.sample_every).c_str());
+  std::fprintf(out,
+               "    writers  works %" PRIu64 "  steps %" PRIu64 "  starts %" PRIu64
+               "  stops %" PRIu64 "  sampled_out %" PRIu64 "  sampled_tail %" PRIu64 "\n",
+               t.works, t.steps, t.starts_written, t.stops_written, t.sampled_out, t.sampled_tail);
+  std::fprintf(out,
+               "    device   late_kernels %" PRIu64
+               " (%.1f us mean delay)  stretched_works %" PRIu64 "\n",
+               t.late_kernels,
+               t.late_kernels > 0
+                   ? static_cast<double>(t.late_ns) / 1e3 / static_cast<double>(t.late_kernels)
+                   : 0.0,
+               t.stretched_works);
+  std::fprintf(out, "    drain  ");
+#define KATRACE_SIM_PRINT_DRAIN(name, description) \
+  std::fprintf(out, "  %s %" PRIu64, #name, t.drain.name);
+  KATRACE_STEP_DRAIN_COUNTERS(KATRACE_SIM_PRINT_DRAIN)
+#undef KATRACE_SIM_PRINT_DRAIN
+  std::fprintf(out, "  reports %" PRIu64 "\n", t.reports);
+}
+
 }  // namespace
 
 void PrintReport(const SimConfig& config, const SimResult& result, std::FILE* out) {
@@ -49,6 +102,8 @@ void PrintReport(const SimConfig& config, const SimResult& result, std::FILE* ou
                  "  %-13s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n",
                  EventKindName(kind), c.starts, c.null_handles, c.stops, c.null_stops, c.states);
   }
+
+  PrintKernelSteps(config, result, out);
 
   double wall_s = static_cast<double>(result.wall_ns) / 1e9;
   double rate = wall_s > 0 ? static_cast<double>(counters.calls) / wall_s : 0.0;

@@ -14,6 +14,15 @@
 
 namespace katrace::sim {
 
+// KernelStep on the CPU path: emulated device writers per rank, drained by each proxy thread.
+// Active for a rank only when the plugin speaks v6 and the shared mask has the KernelStep bit
+// after its init.
+struct KernelStepConfig {
+  bool enabled = true;                      // --kernel-steps on|off
+  uint32_t sample_every = 1;                // --step-sample: keep every k-th slice
+  std::optional<uint32_t> ring_depth_log2;  // --ring-depth-log2; unset: the drain's default
+};
+
 struct SimConfig {
   std::string plugin_path;
   std::optional<AbiVersion> forced_abi;
@@ -31,12 +40,14 @@ struct SimConfig {
   uint64_t seed = 1;
   uint64_t gpu_tick_ns = 1024;
   double bandwidth_gbytes_per_s = 20.0;  // emulated per-rank network bandwidth
+  KernelStepConfig kernel_steps;
   ProxyPollHookFactory proxy_poll_hook_factory;  // empty: no hook
 };
 
 // Limits that keep descriptors valid (nChannels is a uint8_t, NCCL has 64 channels at most).
 inline constexpr int kMaxRanks = 256;
 inline constexpr int kMaxChannels = 64;
+inline constexpr uint32_t kMaxStepSample = 1u << 20;
 
 }  // namespace katrace::sim
 

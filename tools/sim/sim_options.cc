@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "katrace/step_ring.h"
 #include "tools/sim/event_mask.h"
 #include "tools/sim/plugin_loader.h"
 
@@ -36,6 +37,14 @@ constexpr const char kUsage[] =
     "  --seed N          seed for GPU skew and network retries (default 1)\n"
     "  --tick-ns N       emulated %globaltimer tick (default 1024)\n"
     "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20)\n"
+    "  --kernel-steps on|off\n"
+    "                    KernelStep events (default on): per rank, an emulated device writer\n"
+    "                    thread stamps every slice into per-channel rings and the proxy thread\n"
+    "                    drains them into the plugin; needs a v6 plugin whose mask has KernelStep\n"
+    "  --step-sample K   keep every K-th slice of each role (default 1: all)\n"
+    "  --ring-depth-log2 N\n"
+    "                    slots per channel ring, as a power of two (1..20; default 14, lowered\n"
+    "                    when all ranks' rings would pin more than 1 GiB)\n"
     "  --quiet           print no report\n"
     "  --help            this text\n"
     "Environment: NCCL_DEBUG=INFO shows the plugin's INFO lines; KATRACE_OUTPUT, when set, is\n"
@@ -227,6 +236,27 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
         return ParseOutcome::kError;
       }
       config->bandwidth_gbytes_per_s = gbps;
+    } else if (arg == "--kernel-steps") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      if (value == "on") {
+        config->kernel_steps.enabled = true;
+      } else if (value == "off") {
+        config->kernel_steps.enabled = false;
+      } else {
+        *error = "--kernel-steps: '" + value + "' is not on or off";
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--step-sample") {
+      if (!take_value(&value) || !IntInRange(arg, value, 1, kMaxStepSample, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->kernel_steps.sample_every = static_cast<uint32_t>(number);
+    } else if (arg == "--ring-depth-log2") {
+      if (!take_value(&value) ||
+          !IntInRange(arg, value, kStepRingMinDepthLog2, kStepRingMaxDepthLog2, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->kernel_steps.ring_depth_log2 = static_cast<uint32_t>(number);
     } else if (arg == "--graph") {
       if (!no_value()) return ParseOutcome::kError;
       config->graph = true;

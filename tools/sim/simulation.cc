@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/sim/gpu_clock.h"
+#include "tools/sim/kernel_step_rank.h"
 #include "tools/sim/nccl_logger.h"
 #include "tools/sim/plugin_loader.h"
 #include "tools/sim/rank_barrier.h"
@@ -53,10 +54,19 @@ bool RunSimulation(const SimConfig& config, SimResult* result, std::string* erro
     result->counters.Add(rank_result.counters);
     if (rank_result.init_result != ncclSuccess) ++result->init_failures;
     if (rank_result.context_null) ++result->null_contexts;
+    if (rank_result.kernel_steps_active) {
+      ++result->kernel_steps.active_ranks;
+      result->kernel_steps.totals.Add(rank_result.kernel_steps);
+    }
     first_start = std::min(first_start, rank_result.ops_start_ns);
     last_done = std::max(last_done, rank_result.ops_done_ns);
   }
   result->mask_after_init = drivers.front()->result().mask_after_init;
+  result->kernel_steps.ring_depth_log2 = ChooseStepRingDepthLog2(
+      config.kernel_steps.ring_depth_log2,
+      static_cast<uint64_t>(config.num_ranks) * static_cast<uint64_t>(config.num_channels));
+  result->kernel_steps.ring_bytes_per_channel =
+      StepRingBytesPerChannel(result->kernel_steps.ring_depth_log2);
   result->wall_ns = last_done > first_start ? last_done - first_start : 0;
   result->mask_at_end = __atomic_load_n(&g_activation_mask, __ATOMIC_RELAXED);
   drivers.clear();

@@ -7,10 +7,18 @@
 #include <string>
 
 #include "tools/sim/event_issuer.h"
+#include "tools/sim/kernel_step_stats.h"
 #include "tools/sim/profiler_api.h"
 #include "tools/sim/sim_config.h"
 
 namespace katrace::sim {
+
+struct KernelStepResult {
+  int active_ranks = 0;          // ranks that ran KernelSteps (v6 plugin, KernelStep in the mask)
+  uint32_t ring_depth_log2 = 0;  // slots per ring, as a power of two
+  uint64_t ring_bytes_per_channel = 0;
+  KernelStepStats totals;  // summed over ranks
+};
 
 struct SimResult {
   std::string plugin_path;
@@ -24,6 +32,7 @@ struct SimResult {
   CallCounters counters;
   uint64_t wall_ns = 0;  // first operation of any rank to the last event of any rank
   uint64_t timer_overhead_ns = 0;
+  KernelStepResult kernel_steps;
 };
 
 // Returns false with a one-line |error| when the plugin cannot be loaded.
