@@ -32,7 +32,7 @@ constexpr int64_t kBurst = 8192;  // well under the writer queue (65536 records)
 void BetweenBursts(benchmark::State& state, int64_t* n) {
   if (++*n % kBurst != 0) return;
   state.PauseTiming();
-  struct timespec ts = {0, 20 * 1000 * 1000};
+  struct timespec ts = {0, 10 * 1000 * 1000};
   nanosleep(&ts, nullptr);
   state.ResumeTiming();
 }

@@ -8,7 +8,7 @@ out=$build/bench-out
 mkdir -p "$out"
 
 echo "## Callback cost through the exported ABI (median of 10 repetitions)"
-"$build/bench/plugin_callback_bench" "$plugin" --benchmark_repetitions=10 --benchmark_min_time=0.3 \
+"$build/bench/plugin_callback_bench" "$plugin" --benchmark_repetitions=10 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true 2>&1 | grep -E '^Benchmark|_median|_stddev'
 
 echo
