@@ -77,16 +77,6 @@ std::string ReadableDuration(double ns) {
   return ThreeDecimals(ms, "s");
 }
 
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string JsonString(const std::string& text) {
   static const char kHex[] = "0123456789abcdef";
   std::string out = "\"";
@@ -288,6 +278,16 @@ std::string SummaryTable::ToJson() const {
            "}";
   }
   return out + (first ? "]\n" : "\n]\n");
+}
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace katrace

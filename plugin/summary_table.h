@@ -80,6 +80,9 @@ class SummaryTable {
   std::map<std::string, DurationStats> rows_;
 };
 
+// One CSV field: quoted (with quotes doubled) only when it holds a comma, quote or line break.
+std::string CsvField(const std::string& text);
+
 }  // namespace katrace
 
 #endif  // KATRACE_PLUGIN_SUMMARY_TABLE_H_

@@ -3,6 +3,8 @@
 // per cell, so text shows readable units while CSV and JSON carry raw numbers.
 #include "tools/stats/report_writer.h"
 
+#include "plugin/summary_table.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -56,15 +58,7 @@ std::string Hex16(uint64_t v) {
 }
 
 std::string CsvCell(const Json& value) {
-  if (!value.is_string()) return value.dump();
-  const std::string text = value.get<std::string>();
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
+  return value.is_string() ? CsvField(value.get<std::string>()) : value.dump();
 }
 
 std::string GridText(const Grid& grid) {
