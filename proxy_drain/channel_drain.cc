@@ -35,7 +35,11 @@ void ChannelDrain::OnStart(const StepStart& start, WorkRegistry* registry,
     ++counters_.late;
     return;
   }
-  if (!emitter->Enabled()) return;
+  if (!emitter->Enabled()) {
+    // Left out on purpose, like a sampled-out step: the totals still add up.
+    ++counters_.sampled_out;
+    return;
+  }
   void* handle = emitter->Start(parent, channel_, start);
   if (handle != nullptr) {
     open_.push_back(OpenStep{start.seq, start.ready_ns, handle, start.work_tag, start.is_send});

@@ -34,7 +34,7 @@ enum { ncclProfilerKernelStepStop = KATRACE_KERNEL_STEP_STOP_STATE };
 // stopped right away. It carries the drain's loss counters for one channel since the previous
 // report, so they reach the trace through the ABI alone: channelId = channel, startTs = records
 // seen, step = records lost to ring overrun, size = starts abandoned (stop never came),
-// peer = steps left out by sampling, readyTs = steps that arrived after their work was retired.
+// peer = steps left out on purpose (sampling, or the KernelStep bit off in the mask), readyTs = steps that arrived after their work was retired.
 // An abandoned step's stop state carries pTimer = 0.
 enum { ncclProfilerKernelStepReport = 0xFF };
 
