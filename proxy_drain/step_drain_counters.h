@@ -10,7 +10,7 @@
   X(seen, "step start records read intact")                                                      \
   X(lost_overrun, "start or stop records overwritten by the writers before the drain read them") \
   X(abandoned, "steps closed without a stop: lag exceeded, work retired or drain closed")        \
-  X(sampled_out, "steps left out on purpose: skipped by sampling, or read while the mask was off")  \
+  X(sampled_out, "steps left out on purpose: by sampling, or read with the mask off")             \
   X(late, "steps whose work was retired or never registered; not emitted")
 
 namespace katrace {
