@@ -42,6 +42,8 @@ TEST_BINS :=
 BENCH_BINS :=
 
 .PHONY: all test test-bins demo bench tsan asan check clean deps
+# Keep intermediate objects: no trailing "rm" after the test summary, no rebuilds next time.
+.SECONDARY:
 all: all-targets
 
 # Installs missing Debian packages (as root) or says which are missing; cheap when all are there.
