@@ -23,6 +23,8 @@ void SetNcclLogger(ncclDebugLogger_t logfn) {
   if (logfn != nullptr) g_logger.store(logfn, std::memory_order_release);
 }
 
+void ClearNcclLogger() { g_logger.store(nullptr, std::memory_order_release); }
+
 void LogWarn(const std::string& message) { Emit(NCCL_LOG_WARN, message); }
 void LogInfo(const std::string& message) { Emit(NCCL_LOG_INFO, message); }
 

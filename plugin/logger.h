@@ -12,6 +12,8 @@ namespace katrace {
 
 // The logger NCCL passed to the first init; NCCL's logger lives for the whole process.
 void SetNcclLogger(ncclDebugLogger_t logfn);
+// Back to stderr, e.g. at process exit when NCCL may already be gone.
+void ClearNcclLogger();
 
 void LogWarn(const std::string& message);
 void LogInfo(const std::string& message);

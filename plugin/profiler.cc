@@ -436,6 +436,29 @@ void FlushIncomplete(Session* s, Context* ctx) {
   }
 }
 
+// Many jobs exit without destroying their communicators, so NCCL never calls finalize. The
+// trace is then completed when the process exits (or the library is unloaded first): open events
+// are closed as incomplete and the file is committed. The session is not freed here, since
+// threads NCCL never joined may still be inside a callback that holds it.
+std::atomic<Session*> g_session_closed_at_exit{nullptr};  // kept reachable, never freed
+
+struct ExitFlush {
+  ~ExitFlush() {
+    std::lock_guard<std::mutex> lock(g_lifecycle);
+    Session* s = g_session.exchange(nullptr, std::memory_order_acq_rel);
+    if (s == nullptr) return;
+    g_session_closed_at_exit.store(s);
+    // NCCL may be tearing itself down too: report on stderr, not through its logger.
+    ClearNcclLogger();
+    for (const auto& ctx : s->owned) {
+      if (!ctx->finalized.exchange(true)) FlushIncomplete(s, ctx.get());
+    }
+    FlushIncomplete(s, ContextAt(s, kForeignContext));
+    CloseSession(s);
+  }
+};
+ExitFlush g_exit_flush;
+
 }  // namespace
 
 ncclResult_t CoreInit(void** context, const InitArgs& a) {

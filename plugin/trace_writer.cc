@@ -92,8 +92,12 @@ void TraceWriter::Start() {
 void TraceWriter::Push(const EventRecord& record) {
   if (queue_.TryPush(record)) return;
   stalls_.fetch_add(1, std::memory_order_relaxed);
-  // The writer always consumes (even after an I/O error), so this wait ends.
-  while (!queue_.TryPush(record)) sched_yield();
+  // The writer always consumes (even after an I/O error), so this wait ends; once the trace is
+  // closed nothing consumes, so a straggling callback gives up instead of spinning forever.
+  while (!queue_.TryPush(record)) {
+    if (closed_.load(std::memory_order_acquire)) return;
+    sched_yield();
+  }
 }
 
 void TraceWriter::Run() {
@@ -427,6 +431,7 @@ void TraceWriter::Close(const TraceFooter& footer) {
   EventRecord r;
   while (queue_.TryPop(&r)) WriteRecord(r);
   PollCounters(NowMonotonicNs(), true);
+  closed_.store(true, std::memory_order_release);
   WriteFooter(footer);
   FlushBuffer();
   bool committed = sink_open_ && sink_.Commit();

@@ -122,6 +122,7 @@ class TraceWriter {
   TrackTable tracks_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> closed_{false};  // the footer is being written: later records are too late
   std::atomic<uint64_t> stalls_{0};
   uint64_t close_ns_ = 0;
 

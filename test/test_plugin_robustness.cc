@@ -2,6 +2,7 @@
 // stale handles and double stops, foreign-process proxy ops, concurrent init and finalize in any
 // order, a mask changed while running, and many threads at once. None may crash, hang, leak a
 // slot or corrupt another event.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -249,6 +250,35 @@ TEST_F(RobustnessTest, BadEnvironmentValuesWarnOnceThroughNcclsLogger) {
   EXPECT_NE(warnings[0].find("KATRACE_MASK='coll,bogus'"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("KATRACE_POOL_COLL='lots'"), std::string::npos) << warnings[1];
   ExpectValidTrace(trace_path_);
+}
+
+}  // namespace
+}  // namespace katrace_test
+
+namespace katrace_test {
+namespace {
+
+// Jobs often exit without destroying their communicators: the trace must still be complete.
+TEST_F(RobustnessTest, ProcessExitWithoutFinalizeStillCommitsTheTrace) {
+  fflush(nullptr);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Comm c = InitComm(11, 0, 1);
+    CollWithChannels(c.ctx, nullptr, 0, 2);
+    void* open_coll = nullptr;
+    auto d = CollDescr(nullptr, "AllGather", 1, 8, 0);
+    v6().startEvent(c.ctx, &open_coll, &d);  // never stopped, never finalized
+    exit(0);  // static destructors run, as at the end of a job
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], 2);
+  EXPECT_EQ(Footer(trace)["events"]["KernelCh"], 2);
+  EXPECT_EQ(Footer(trace)["incomplete"], 1);
 }
 
 }  // namespace
