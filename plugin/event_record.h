@@ -32,7 +32,7 @@ struct EventRecord {
   uint64_t gpu_start;  // %globaltimer ns (KernelCh, KernelStep; Coll/P2p: children's extent)
   uint64_t gpu_stop;
   uint64_t gpu_ready;  // KernelStep: transfer start
-  int64_t gpu_offset;  // host_monotonic = gpu + gpu_offset, frozen per communicator
+  int64_t gpu_offset;  // host_monotonic = gpu + gpu_offset, one value per communicator
   const char* func;
   const char* datatype;
   const char* algo;

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,6 @@
 namespace katrace {
 namespace {
 
-constexpr int64_t kNoOffset = INT64_MIN;
 // Context slot 0 holds proxy ops that another process created (PXN): their context and parent
 // pointers belong to that process and are never looked at.
 constexpr uint32_t kForeignContext = 0;
@@ -39,8 +39,12 @@ struct Context {
   uint32_t pool_size[kKindCount] = {};
   std::atomic<EventPool*> pools[kKindCount] = {};
   std::mutex pool_mu;  // only taken to create a pool, once per kind
-  std::atomic<int64_t> gpu_offset{kNoOffset};
+  // Smallest (host time a GPU stamp was seen − the stamp) so far: an upper bound of the true
+  // offset that tightens with every observation. INT64_MAX until the first one.
   std::atomic<int64_t> gpu_offset_best{INT64_MAX};
+  // The offset every GPU slice of this communicator is placed with, fixed at the first
+  // observation so that GPU tracks never shift against themselves (INT64_MAX until then).
+  std::atomic<int64_t> gpu_offset_placement{INT64_MAX};
   std::atomic<bool> finalized{false};
 
   ~Context() {
@@ -87,6 +91,18 @@ uint64_t NextRecordId() {
 
 Context* ContextAt(Session* s, uint32_t index) {
   return index < kMaxContexts ? s->contexts[index].load(std::memory_order_acquire) : nullptr;
+}
+
+// globaltimer is seeded from the host's realtime clock, so before any observation GPU stamps are
+// taken as realtime.
+int64_t RealtimePrior(const Session* s) {
+  return static_cast<int64_t>(s->process.base_monotonic_ns - s->process.base_realtime_ns);
+}
+
+// Where GPU stamps of |ctx| go on the host timeline.
+int64_t ContextGpuOffset(const Session* s, Context* ctx) {
+  int64_t placement = ctx->gpu_offset_placement.load(std::memory_order_relaxed);
+  return placement != INT64_MAX ? placement : RealtimePrior(s);
 }
 
 Context* LookupContext(Session* s, void* value) {
@@ -164,10 +180,7 @@ void Complete(Session* s, Context* ctx, EventPool* pool, uint32_t index, bool in
       r.flags |= kFlagHasGpuExtent;
     }
   }
-  int64_t offset = ctx->gpu_offset.load(std::memory_order_relaxed);
-  // Without any observation, globaltimer is taken as realtime (it is seeded from it).
-  r.gpu_offset = offset != kNoOffset ? offset
-                                     : static_cast<int64_t>(s->process.base_monotonic_ns - s->process.base_realtime_ns);
+  r.gpu_offset = ContextGpuOffset(s, ctx);
   SlotRef parent;
   bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
   // A GPU child widens its parent's GPU extent before letting the parent complete.
@@ -193,15 +206,19 @@ void ReleaseSlot(Session* s, const SlotRef& ref) {
 }
 
 // |now_ns|: host monotonic time at which the stamp was seen (the start callback's own time).
-void ObserveGpuStamp(Context* ctx, uint64_t gpu_ns, uint64_t now_ns) {
+// Each observation (seen − stamp) is an upper bound of the true offset; the smallest is kept as
+// the best. Placement is fixed at the first one, or at the realtime prior when that lies below it
+// (the prior is then consistent with the bound and not late by the first observation's lag).
+void ObserveGpuStamp(const Session* s, Context* ctx, uint64_t gpu_ns, uint64_t now_ns) {
   if (gpu_ns == 0) return;
   int64_t offset = static_cast<int64_t>(now_ns - gpu_ns);
-  int64_t none = kNoOffset;
-  // Placement uses the first observation for the whole run, so every GPU slice of a communicator
-  // shares one offset and GPU nesting is exact; the best (smallest) one bounds its error.
-  ctx->gpu_offset.compare_exchange_strong(none, offset, std::memory_order_relaxed);
   int64_t best = ctx->gpu_offset_best.load(std::memory_order_relaxed);
   while (offset < best && !ctx->gpu_offset_best.compare_exchange_weak(best, offset, std::memory_order_relaxed)) {
+  }
+  if (ctx->gpu_offset_placement.load(std::memory_order_relaxed) == INT64_MAX) {
+    int64_t unset = INT64_MAX;
+    ctx->gpu_offset_placement.compare_exchange_strong(unset, std::min(offset, RealtimePrior(s)),
+                                                      std::memory_order_relaxed);
   }
 }
 
@@ -226,7 +243,11 @@ void AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj) {
   uint64_t t = p.slot->tombstone.load(std::memory_order_acquire);
   if ((t >> 40) == (p.fields.generation & kGenerationMask)) {
     r.parent_id = t & ((1ull << 40) - 1);
-    r.flags |= kFlagLateChild;
+    // A Coll/P2p always starts after its API event stopped (enqueue, then launch): that is the
+    // normal order, not a late child.
+    bool api_parent = p.fields.kind == Kind::kGroupApi || p.fields.kind == Kind::kCollApi ||
+                      p.fields.kind == Kind::kP2pApi;
+    if (!api_parent) r.flags |= kFlagLateChild;
   }
 }
 
@@ -413,10 +434,10 @@ void CloseSession(Session* s) {
     f.nranks = c->nranks;
     f.abi_version = c->abi_version;
     f.name = c->name;
-    int64_t offset = c->gpu_offset.load();
-    f.gpu_offset_known = offset != kNoOffset;
-    f.gpu_offset_ns = f.gpu_offset_known ? offset : 0;
-    f.gpu_offset_best_ns = f.gpu_offset_known ? c->gpu_offset_best.load() : 0;
+    int64_t best = c->gpu_offset_best.load();
+    f.gpu_offset_known = best != INT64_MAX;
+    f.gpu_offset_ns = f.gpu_offset_known ? c->gpu_offset_placement.load() : 0;
+    f.gpu_offset_best_ns = f.gpu_offset_known ? best : 0;
     footer.comms.push_back(f);
   }
   s->writer->Close(footer);
@@ -558,9 +579,9 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   int mask = s->mask.load(std::memory_order_relaxed);
   FillFields(r, d, kind);
   if (kind == Kind::kColl || kind == Kind::kP2p) r.bytes = PayloadBytes(r.datatype, r.count);
+  if (kind == Kind::kKernelCh) ObserveGpuStamp(s, ctx, r.gpu_start, r.start_ns);
+  if (kind == Kind::kKernelStep) ObserveGpuStamp(s, ctx, r.gpu_ready, r.start_ns);
   if (!foreign) AttachParent(s, &slot, kind, d->parentObj);
-  if (kind == Kind::kKernelCh) ObserveGpuStamp(ctx, r.gpu_start, r.start_ns);
-  if (kind == Kind::kKernelStep) ObserveGpuStamp(ctx, r.gpu_ready, r.start_ns);
   // A Coll/P2p is done only when its GPU work is: with KernelCh on, one child per channel will
   // come, usually after this event's stop, so hold the slot for them now.
   uint32_t expected = 0;

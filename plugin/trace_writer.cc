@@ -344,17 +344,24 @@ void TraceWriter::WriteProxyStep(const EventRecord& r, uint64_t stop_ns) {
   key.send = IsSend(r);
   key.peer = r.peer;
   key.lane = static_cast<uint8_t>(static_cast<uint32_t>(r.value) % 8);
-  int tid = Place(key, r.start_ns, stop_ns, r);
+  // The step, then one interval per state, each up to the next state or the stop.
+  TrackTable::Span spans[1 + kMaxStates];
+  spans[0] = {r.start_ns, stop_ns};
+  for (int i = 0; i < r.nstates; ++i) {
+    uint64_t s = r.state_ns[i] < r.start_ns ? r.start_ns : r.state_ns[i];
+    uint64_t e = i + 1 < r.nstates ? r.state_ns[i + 1] : stop_ns;
+    if (e > stop_ns) e = stop_ns;
+    if (s > e) s = e;
+    spans[1 + i] = {s, e};
+  }
+  int tid = tracks_.Place(key, spans, 1 + static_cast<size_t>(r.nstates), [&] { return TrackName(key, r); });
   Slice(EventName(r), "ProxyStep", tid, Rel(r.start_ns), static_cast<int64_t>(stop_ns - r.start_ns));
   CommonArgs(r);
   buf_.Raw(",\"step\":").Int(r.value).Raw(",\"trans_size\":").Uint(r.bytes);
   EndEvent();
   for (int i = 0; i < r.nstates; ++i) {
-    uint64_t s = r.state_ns[i] < r.start_ns ? r.start_ns : r.state_ns[i];
-    uint64_t e = i + 1 < r.nstates ? r.state_ns[i + 1] : stop_ns;
-    if (e > stop_ns) e = stop_ns;
-    if (e < s) e = s;
-    Slice(StateName(r.state_id[i]), "ProxyStepState", tid, Rel(s), static_cast<int64_t>(e - s));
+    const TrackTable::Span& span = spans[1 + i];
+    Slice(StateName(r.state_id[i]), "ProxyStepState", tid, Rel(span.start), static_cast<int64_t>(span.end - span.start));
     buf_.Raw(",\"args\":{\"step\":").Int(r.value).Raw("}}");
   }
 }
@@ -398,7 +405,14 @@ void TraceWriter::WriteKernelStep(const EventRecord& r) {
   uint64_t begin_gpu = r.gpu_start != 0 ? r.gpu_start : r.gpu_ready;
   uint64_t stop_gpu = (r.flags & kFlagGpuStopSeen) && r.gpu_stop >= r.gpu_ready ? r.gpu_stop : r.gpu_ready;
   uint64_t start = GpuToHost(r, begin_gpu), ready = GpuToHost(r, r.gpu_ready), stop = GpuToHost(r, stop_gpu);
-  int tid = Place(key, start, stop, r);
+  // The step, then its wait (when measured) and transfer (unless abandoned) halves.
+  bool has_wait = r.gpu_start != 0 && r.gpu_ready >= r.gpu_start;
+  bool has_transfer = stop_gpu > r.gpu_ready || (r.flags & kFlagAbandoned) == 0;
+  TrackTable::Span spans[3] = {{start, stop}};
+  size_t n = 1;
+  if (has_wait) spans[n++] = {start, ready};
+  if (has_transfer) spans[n++] = {ready, stop};
+  int tid = tracks_.Place(key, spans, n, [&] { return TrackName(key, r); });
   Slice(EventName(r), "KernelStep", tid, Rel(start), static_cast<int64_t>(stop - start));
   CommonArgs(r);
   buf_.Raw(",\"channel\":").Int(r.channel).Raw(",\"send\":").Raw(IsSend(r) ? "true" : "false");
@@ -408,12 +422,12 @@ void TraceWriter::WriteKernelStep(const EventRecord& r) {
   if (r.flags & kFlagAbandoned) buf_.Raw(",\"abandoned\":true");
   EndEvent();
   bool summarize = (r.flags & kFlagIncomplete) == 0;
-  if (r.gpu_start != 0 && r.gpu_ready >= r.gpu_start) {
+  if (has_wait) {
     Slice(IsSend(r) ? "Send wait" : "Recv wait", "KernelStepWait", tid, Rel(start), static_cast<int64_t>(ready - start));
     buf_.Raw(",\"args\":{\"kernel_step\":").Uint(r.id).Raw("}}");
     if (summarize) gpu_summary_.Add(IsSend(r) ? "KernelStepWait Send wait" : "KernelStepWait Recv wait", r.gpu_ready - r.gpu_start);
   }
-  if (stop_gpu > r.gpu_ready || (r.flags & kFlagAbandoned) == 0) {
+  if (has_transfer) {
     Slice(IsSend(r) ? "Send transfer" : "Recv transfer", "KernelStepTransfer", tid, Rel(ready), static_cast<int64_t>(stop - ready));
     buf_.Raw(",\"args\":{\"kernel_step\":").Uint(r.id).Raw("}}");
     if (summarize) {
@@ -461,13 +475,15 @@ void TraceWriter::WriteFooter(const TraceFooter& f) {
   buf_.Raw(",\"overflow_moves\":").Uint(tracks_.overflow_moves());
   buf_.Raw(",\"writer_stalls\":").Uint(stalls());
   buf_.Raw(",\"io_errors\":").Uint(sink_.io_errors());
-  // The offset used for placement and how far it can be from the best observation.
+  // The placement offset (of the first communicator that saw GPU stamps) and how far any
+  // communicator's placement lies from its best observation.
   int64_t offset = 0, error = 0;
   bool any = false;
   for (const CommunicatorFooter& c : f.comms) {
     if (!c.gpu_offset_known) continue;
-    if (!any || c.gpu_offset_ns < offset) offset = c.gpu_offset_ns;
-    int64_t e = c.gpu_offset_ns - c.gpu_offset_best_ns;
+    if (!any) offset = c.gpu_offset_ns;
+    int64_t e = c.gpu_offset_ns > c.gpu_offset_best_ns ? c.gpu_offset_ns - c.gpu_offset_best_ns
+                                                       : c.gpu_offset_best_ns - c.gpu_offset_ns;
     if (e > error) error = e;
     any = true;
   }

@@ -41,8 +41,8 @@ struct CommunicatorFooter {
   int nranks = 0;
   int abi_version = 0;
   std::string name;
-  int64_t gpu_offset_ns = 0;
-  int64_t gpu_offset_best_ns = 0;
+  int64_t gpu_offset_ns = 0;       // the offset GPU slices were placed with
+  int64_t gpu_offset_best_ns = 0;  // the best (smallest) observation
   bool gpu_offset_known = false;
 };
 

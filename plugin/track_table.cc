@@ -1,5 +1,7 @@
 #include "plugin/track_table.h"
 
+#include <algorithm>
+
 namespace katrace {
 
 bool NestingLane::Fits(uint64_t start, uint64_t end) const {
@@ -60,9 +62,7 @@ int TrackTable::NewTid(const std::string& name, int sort_index) {
   return tid;
 }
 
-int TrackTable::Place(const TrackKey& key, uint64_t start, uint64_t end,
-                      const std::function<std::string()>& name) {
-  if (end < start) end = start;
+int TrackTable::Place(const TrackKey& key, const Span* spans, size_t n, const std::function<std::string()>& name) {
   auto found = tracks_.find(key);
   if (found == tracks_.end()) {
     Track t;
@@ -74,19 +74,24 @@ int TrackTable::Place(const TrackKey& key, uint64_t start, uint64_t end,
     track.lanes.emplace_back(new NestingLane(NewTid(track.name, track.sort_index)));
   }
   Track& track = found->second;
-  for (size_t i = 0; i < track.lanes.size(); ++i) {
-    NestingLane& lane = *track.lanes[i];
-    if (lane.Fits(start, end) || (i + 1 == track.lanes.size() && i + 1 == kMaxLanes)) {
-      lane.Insert(start, end);
-      if (i > 0) ++overflow_moves_;
-      return lane.tid();
+  auto fits = [&](const NestingLane& lane) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!lane.Fits(spans[i].start, std::max(spans[i].start, spans[i].end))) return false;
     }
+    return true;
+  };
+  NestingLane* chosen = nullptr;
+  for (size_t i = 0; i < track.lanes.size() && chosen == nullptr; ++i) {
+    if (fits(*track.lanes[i]) || (i + 1 == track.lanes.size() && i + 1 == kMaxLanes)) chosen = track.lanes[i].get();
   }
-  std::string lane_name = track.name + " (overflow " + std::to_string(track.lanes.size()) + ")";
-  track.lanes.emplace_back(new NestingLane(NewTid(lane_name, track.sort_index)));
-  track.lanes.back()->Insert(start, end);
-  ++overflow_moves_;
-  return track.lanes.back()->tid();
+  if (chosen == nullptr) {
+    std::string lane_name = track.name + " (overflow " + std::to_string(track.lanes.size()) + ")";
+    track.lanes.emplace_back(new NestingLane(NewTid(lane_name, track.sort_index)));
+    chosen = track.lanes.back().get();
+  }
+  if (chosen != track.lanes.front().get()) ++overflow_moves_;
+  for (size_t i = 0; i < n; ++i) chosen->Insert(spans[i].start, std::max(spans[i].start, spans[i].end));
+  return chosen->tid();
 }
 
 }  // namespace katrace

@@ -79,8 +79,18 @@ class TrackTable {
   using NewTrackFn = std::function<void(int tid, const std::string& name, int sort_index)>;
   explicit TrackTable(NewTrackFn on_new_track) : on_new_track_(std::move(on_new_track)) {}
 
-  // Returns the tid for a slice [start, end] on |key|; |name| builds the track's name on first use.
-  int Place(const TrackKey& key, uint64_t start, uint64_t end, const std::function<std::string()>& name);
+  struct Span {
+    uint64_t start;
+    uint64_t end;
+  };
+  // Returns the tid for slices on |key|: spans[0] and the |n| − 1 sub-slices inside it (a step's
+  // state intervals, a KernelStep's wait and transfer), which go on the same lane and are checked
+  // too. |name| builds the track's name on first use.
+  int Place(const TrackKey& key, const Span* spans, size_t n, const std::function<std::string()>& name);
+  int Place(const TrackKey& key, uint64_t start, uint64_t end, const std::function<std::string()>& name) {
+    Span span{start, end};
+    return Place(key, &span, 1, name);
+  }
 
   uint64_t overflow_moves() const { return overflow_moves_; }
 
