@@ -1,5 +1,6 @@
 # Plugin suites: they dlopen the real $(PLUGIN_SO) and drive its exported ncclProfiler_v* tables.
-TEST_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/trace_validation.o
+TEST_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/trace_validation.o \
+    $(BUILD)/obj/test/support/subprocess.o
 PLUGIN_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_plugin_*.cc))
 
 # A recording NVTX tool, loaded by NVTX itself through NVTX_INJECTION64_PATH. It needs the NVTX3

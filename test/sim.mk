@@ -8,7 +8,8 @@ $(BUILD)/test/libnccl-profiler-%.so: $(BUILD)/obj/test/fixtures/%_plugin.o
 	$(CXX) -shared $(LDFLAGS) -o $@ $^
 
 # The test runs the real binary and loads the fixtures, so they must exist first.
-$(SIM_TEST): $(BUILD)/obj/test/test_sim.o $(SIM_LIB_OBJS) | $(SIM_BIN) $(SIM_NULL_PLUGIN) \
+$(SIM_TEST): $(BUILD)/obj/test/test_sim.o $(BUILD)/obj/test/support/subprocess.o $(SIM_LIB_OBJS) \
+    | $(SIM_BIN) $(SIM_NULL_PLUGIN) \
     $(SIM_RECORDING_PLUGIN)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -ldl

@@ -2,7 +2,7 @@
 # threads) against the real plugin, the trace parsed and checked; plus the new options in process.
 SIM_KERNEL_STEP_TEST := $(BUILD)/test/test_sim_kernel_step
 SIM_KERNEL_STEP_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o \
-    $(BUILD)/obj/test/support/trace_validation.o
+    $(BUILD)/obj/test/support/trace_validation.o $(BUILD)/obj/test/support/subprocess.o
 
 $(BUILD)/obj/test/test_sim_kernel_step.o: CPPFLAGS += $(STEP_RING_CPPFLAGS)
 

@@ -1,9 +1,9 @@
 // katrace-sim: runs the real binary against the recording fixture plugin and checks NCCL's rules
 // on what the plugin saw (parents, threads, order, states, handle lifetimes, masks, ABI
 // translation), plus the CLI's errors and a few in-process pieces (parsers, the proxy poll hook).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+
+#include "test/support/subprocess.h"
 #include <unistd.h>
 
 #include <atomic>
@@ -13,7 +13,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,18 +36,7 @@ std::string RecordingPlugin() {
 }
 std::string NullPlugin() { return (TestBinaryDir() / "libnccl-profiler-null.so").string(); }
 
-struct RunOutput {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using RunOutput = katrace_test::ProcessOutput;
 
 // One recorded call, plus what the log says about the handle it names.
 struct Event {
@@ -129,30 +117,7 @@ class SimTest : public ::testing::Test {
 
   RunOutput RunSim(const std::vector<std::string>& args,
                    const std::vector<std::string>& env = {}) {
-    fs::path out_path = dir_ / "stdout.txt";
-    fs::path err_path = dir_ / "stderr.txt";
-    pid_t child = fork();
-    if (child == 0) {
-      int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(out_fd, STDOUT_FILENO);
-      dup2(err_fd, STDERR_FILENO);
-      for (const std::string& assignment : env) putenv(strdup(assignment.c_str()));
-      std::string binary = SimBinary();
-      std::vector<char*> argv = {binary.data()};
-      std::vector<std::string> copies = args;
-      for (std::string& arg : copies) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    RunOutput output;
-    output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    output.out = ReadFile(out_path);
-    output.err = ReadFile(err_path);
-    return output;
+    return katrace_test::RunProcess(SimBinary(), args, env, dir_.string());
   }
 
   // Runs the sim with the recording plugin and returns the plugin's log.

@@ -4,17 +4,13 @@
 // right (comm, channel, direction, peer) track, inside its KernelCh, with stop >= ready >= start,
 // and that the counts match what the writers wrote minus what the drain's counters say was lost.
 // Plus the new command-line options and the ring-depth choice, in process.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,6 +18,7 @@
 #include <vector>
 
 #include "test/support/plugin_harness.h"
+#include "test/support/subprocess.h"
 #include "test/support/trace_validation.h"
 #include "tools/sim/kernel_step_rank.h"
 #include "tools/sim/sim_options.h"
@@ -31,13 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "    <label>  key value  key value ..." from the sim's report, as numbers by key.
 std::map<std::string, uint64_t> ReportCounters(const std::string& report,
@@ -200,29 +190,12 @@ class SimKernelStepTest : public ::testing::Test {
   // a non-zero exit or a sanitizer report.
   void RunSim(std::vector<std::string> args) {
     trace_path_ = (fs::path(dir_) / "trace.json").string();
-    fs::path out_path = fs::path(dir_) / "stdout.txt";
-    fs::path err_path = fs::path(dir_) / "stderr.txt";
     args.insert(args.begin(), {"--plugin", katrace_test::PluginPath()});
-    pid_t child = fork();
-    if (child == 0) {
-      int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(out_fd, STDOUT_FILENO);
-      dup2(err_fd, STDERR_FILENO);
-      setenv("KATRACE_OUTPUT", trace_path_.c_str(), 1);
-      std::string binary = katrace_test::ToolPath("katrace-sim");
-      std::vector<char*> argv = {binary.data()};
-      for (std::string& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    report_ = ReadFile(out_path);
-    std::string err = ReadFile(err_path);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n"
-                                                               << err;
+    katrace_test::ProcessOutput run = katrace_test::RunProcess(
+        katrace_test::ToolPath("katrace-sim"), args, {"KATRACE_OUTPUT=" + trace_path_}, dir_);
+    report_ = run.out;
+    const std::string& err = run.err;
+    ASSERT_EQ(run.exit_code, 0) << err;
     EXPECT_EQ(err.find("ThreadSanitizer"), std::string::npos) << err;
     EXPECT_EQ(err.find("AddressSanitizer"), std::string::npos) << err;
     writers_ = ReportCounters(report_, "writers");

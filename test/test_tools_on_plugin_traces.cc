@@ -4,36 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "test/support/plugin_harness.h"
+#include "test/support/subprocess.h"
 #include "test/support/trace_validation.h"
 
 namespace katrace_test {
 namespace {
-
-// Runs a shell command; returns its exit status and fills |out| with stdout+stderr.
-int RunCommand(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  out->clear();
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-  int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The text from |title| up to the next blank line: one summary table.
 std::string Table(const std::string& text, const std::string& title) {
@@ -48,13 +28,15 @@ std::string Table(const std::string& text, const std::string& title) {
 class ToolsOnPluginTraces : public ::testing::Test {
  protected:
   // One simulated job through the real plugin; returns the trace path.
-  std::string Simulate(const std::string& dir, const std::string& name, const std::string& extra = "",
+  std::string Simulate(const std::string& dir, const std::string& name, std::vector<std::string> extra = {},
                        int global_rank = 0) {
     std::string trace = dir + "/" + name;
-    std::string out;
-    std::string cmd = "RANK=" + std::to_string(global_rank) + " KATRACE_OUTPUT='" + trace + "' '" + ToolPath("katrace-sim") + "' --plugin '" + PluginPath() +
-                      "' --ranks 4 --channels 2 --iters 5 --size 256K --quiet " + extra;
-    EXPECT_EQ(RunCommand(cmd, &out), 0) << cmd << "\n" << out;
+    std::vector<std::string> args = {"--plugin", PluginPath(), "--ranks", "4", "--channels", "2",
+                                     "--iters",  "5",          "--size",  "256K", "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessOutput run = RunProcess(ToolPath("katrace-sim"), args,
+                                   {"RANK=" + std::to_string(global_rank), "KATRACE_OUTPUT=" + trace}, dir);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
     return trace;
   }
 };
@@ -63,9 +45,10 @@ TEST_F(ToolsOnPluginTraces, StatsPrintsThePluginsOwnSummaryNumbers) {
   std::string dir = MakeTempDir();
   std::string trace = Simulate(dir, "sim.json");
   ExpectValidTrace(trace);
-  std::string plugin_summary = ReadFile(trace + ".summary.txt");
-  std::string stats;
-  ASSERT_EQ(RunCommand("'" + ToolPath("katrace-stats") + "' --report host,gpu '" + trace + "'", &stats), 0) << stats;
+  std::string plugin_summary = ReadWholeFile(trace + ".summary.txt");
+  ProcessOutput run = RunProcess(ToolPath("katrace-stats"), {"--report", "host,gpu", trace}, {}, dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string& stats = run.out;
   for (const char* title : {"katrace host-side summary", "katrace GPU-side summary"}) {
     std::string expected = Table(plugin_summary, title);
     ASSERT_FALSE(expected.empty()) << title << " missing from the plugin summary:\n" << plugin_summary;
@@ -77,10 +60,10 @@ TEST_F(ToolsOnPluginTraces, StatsPrintsThePluginsOwnSummaryNumbers) {
 TEST_F(ToolsOnPluginTraces, SeparateProcessesMergeIntoOneValidTimeline) {
   std::string dir = MakeTempDir();
   std::string a = Simulate(dir, "a.json");
-  std::string b = Simulate(dir, "b.json.gz", "--ops allreduce", 1);
+  std::string b = Simulate(dir, "b.json.gz", {"--ops", "allreduce"}, 1);
   std::string merged = dir + "/merged.json";
-  std::string out;
-  ASSERT_EQ(RunCommand("'" + ToolPath("katrace-merge") + "' -o '" + merged + "' '" + a + "' '" + b + "'", &out), 0) << out;
+  ProcessOutput run = RunProcess(ToolPath("katrace-merge"), {"-o", merged, a, b}, {}, dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
   nlohmann::json trace = ExpectValidTrace(merged);
   size_t colls = Slices(trace, "Coll").size();
   EXPECT_EQ(colls, Slices(LoadTrace(a), "Coll").size() + Slices(LoadTrace(b), "Coll").size());
