@@ -6,6 +6,7 @@
 #ifndef KATRACE_PLUGIN_EVENT_POOL_H_
 #define KATRACE_PLUGIN_EVENT_POOL_H_
 
+#include <sched.h>
 #include <stdint.h>
 
 #include <atomic>
@@ -46,9 +47,21 @@ class EventPool {
   uint32_t size() const { return size_; }
   EventSlot& slot(uint32_t i) { return slots_[i]; }
 
-  // Returns false when every slot is live.
-  bool Acquire(uint32_t* index) { return free_.TryPop(index); }
-  void Release(uint32_t index) { free_.TryPush(index); }
+  // Returns false when every slot is live. The queue's pop can fail for a moment while another
+  // thread is half-way through a push; a few retries tell that from a really empty free list.
+  bool Acquire(uint32_t* index) {
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      if (free_.TryPop(index)) return true;
+      if (free_.ApproxSize() == 0) return false;
+      sched_yield();
+    }
+    return false;
+  }
+  // The free list can never hold more than every slot, so a push that finds it "full" only met a
+  // pop still in progress on that cell (one lap behind): wait for it rather than lose the slot.
+  void Release(uint32_t index) {
+    while (!free_.TryPush(index)) sched_yield();
+  }
 
   std::atomic<uint64_t> drops{0};
 

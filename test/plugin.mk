@@ -21,4 +21,9 @@ $(BUILD)/test/test_config: $(BUILD)/obj/test/test_config_parsing.o $(BUILD)/obj/
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 
-TEST_BINS += $(BUILD)/test/test_plugin $(BUILD)/test/test_config
+# The pool's lock-free free list, driven directly under contention.
+$(BUILD)/test/test_event_pool: $(BUILD)/obj/test/test_event_pool.o
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
+
+TEST_BINS += $(BUILD)/test/test_plugin $(BUILD)/test/test_config $(BUILD)/test/test_event_pool
