@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -122,7 +123,11 @@ EventPool* GetPool(Context* ctx, Kind kind) {
   if (pool == nullptr) {
     // Generations start at a per-context offset so that a handle of an earlier context that used
     // the same context slot does not match.
-    pool = new EventPool(ctx->pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask);
+    try {
+      pool = new EventPool(ctx->pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask);
+    } catch (const std::bad_alloc&) {
+      return nullptr;  // no exception crosses the C ABI: the caller counts a drop
+    }
     ctx->pools[k].store(pool, std::memory_order_release);
   }
   return pool;
@@ -480,6 +485,8 @@ struct ExitFlush {
 };
 ExitFlush g_exit_flush;
 
+ncclResult_t InitLocked(void** context, const InitArgs& a);
+
 }  // namespace
 
 ncclResult_t CoreInit(void** context, const InitArgs& a) {
@@ -487,6 +494,20 @@ ncclResult_t CoreInit(void** context, const InitArgs& a) {
   *context = nullptr;
   SetNcclLogger(a.logfn);
   std::lock_guard<std::mutex> lock(g_lifecycle);
+  // init never fails NCCL and no exception crosses the C ABI: on trouble this communicator is
+  // simply not profiled.
+  try {
+    return InitLocked(context, a);
+  } catch (const std::exception& e) {
+    LogWarn(std::string("profiler init failed (") + e.what() + "); this communicator is not profiled, the job goes on");
+    *context = nullptr;
+    return ncclSuccess;
+  }
+}
+
+namespace {
+
+ncclResult_t InitLocked(void** context, const InitArgs& a) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr) {
     s = StartSession(a);
@@ -513,9 +534,10 @@ ncclResult_t CoreInit(void** context, const InitArgs& a) {
   ctx->abi_version = a.abi_version;
   ctx->name = a.comm_name != nullptr ? a.comm_name : "";
   for (int k = 0; k < kKindCount; ++k) ctx->pool_size[k] = s->config.pool_size[k];
-  s->contexts[index].store(ctx.get(), std::memory_order_release);
-  *context = EncodeContext(index, ctx->serial);
-  s->owned.push_back(std::move(ctx));
+  Context* raw = ctx.get();
+  s->owned.push_back(std::move(ctx));  // may throw: before the context is visible anywhere
+  s->contexts[index].store(raw, std::memory_order_release);
+  *context = EncodeContext(index, raw->serial);
   ++s->live_contexts;
   // The mask is process-global and NCCL re-reads it at every operation. Set it on the first
   // communicator only, so a value the application changed later is not reset by a new one.
@@ -529,6 +551,8 @@ ncclResult_t CoreInit(void** context, const InitArgs& a) {
           ", trace " + s->process.output_path + ")");
   return ncclSuccess;
 }
+
+}  // namespace
 
 ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
   if (handle == nullptr) return ncclSuccess;
@@ -552,13 +576,13 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   EventPool* pool = GetPool(ctx, kind);
   uint32_t index = 0;
   int k = static_cast<int>(kind);
-  if (!pool->Acquire(&index)) {
-    pool->drops.fetch_add(1, std::memory_order_relaxed);
+  if (pool == nullptr || !pool->Acquire(&index)) {
     s->drops[k].fetch_add(1, std::memory_order_relaxed);
-    WarnOnce(&s->drop_warned[k], std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(pool->size()) +
-                                     " live events per communicator) is full: further " + kKindInfo[k].name +
-                                     " events are dropped and counted in the trace; raise KATRACE_POOL_" +
-                                     kKindInfo[k].pool_env);
+    WarnOnce(&s->drop_warned[k],
+             std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(ctx->pool_size[k]) +
+                 " live events per communicator) is full" + (pool == nullptr ? " (out of memory)" : "") +
+                 ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
+                 kKindInfo[k].pool_env);
     return ncclSuccess;
   }
   EventSlot& slot = pool->slot(index);
