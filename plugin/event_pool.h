@@ -63,7 +63,6 @@ class EventPool {
     while (!free_.TryPush(index)) sched_yield();
   }
 
-  std::atomic<uint64_t> drops{0};
 
  private:
   uint32_t size_;
