@@ -63,7 +63,6 @@ class EventPool {
     while (!free_.TryPush(index)) sched_yield();
   }
 
-
  private:
   uint32_t size_;
   std::unique_ptr<EventSlot[]> slots_;
