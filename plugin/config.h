@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/event_kind.h"
+#include "katrace/event_kinds.h"
 
 namespace katrace {
 

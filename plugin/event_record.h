@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "plugin/event_kind.h"
+#include "katrace/event_kinds.h"
 
 namespace katrace {
 

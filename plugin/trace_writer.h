@@ -20,7 +20,7 @@
 #include "plugin/event_record.h"
 #include "plugin/json_buffer.h"
 #include "plugin/output_sink.h"
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 #include "plugin/track_table.h"
 
 namespace katrace {

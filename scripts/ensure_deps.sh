@@ -15,6 +15,7 @@ need zlib1g-dev test -f /usr/include/zlib.h
 need nlohmann-json3-dev test -f /usr/include/nlohmann/json.hpp
 need libgtest-dev test -f /usr/include/gtest/gtest.h
 need libbenchmark-dev test -f /usr/include/benchmark/benchmark.h
+need liblz4-dev test -f /usr/include/lz4.h
 need time test -x /usr/bin/time  # benchmarks only
 need bc command -v bc            # benchmarks only
 [ ${#missing[@]} -eq 0 ] && exit 0

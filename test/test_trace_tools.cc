@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 #include "tools/common/output_file.h"
 #include "tools/common/synthetic_trace.h"
 #include "tools/common/trace_reader.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 
 namespace katrace {
 namespace {

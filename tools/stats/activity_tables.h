@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 
 namespace katrace::tools {
 

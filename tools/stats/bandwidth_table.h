@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 #include "tools/stats/comm_sizes.h"
 
 namespace katrace::tools {

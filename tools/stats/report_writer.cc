@@ -3,7 +3,7 @@
 // per cell, so text shows readable units while CSV and JSON carry raw numbers.
 #include "tools/stats/report_writer.h"
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 
 #include <algorithm>
 #include <charconv>

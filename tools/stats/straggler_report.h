@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 #include "tools/common/external_sorter.h"
 #include "tools/stats/comm_sizes.h"
 

@@ -1,6 +1,6 @@
 // The event kinds katrace records, one per NCCL type bit, in a dense index for per-kind tables.
-#ifndef KATRACE_PLUGIN_EVENT_KIND_H_
-#define KATRACE_PLUGIN_EVENT_KIND_H_
+#ifndef KATRACE_EVENT_KINDS_H_
+#define KATRACE_EVENT_KINDS_H_
 
 #include <stdint.h>
 
@@ -86,4 +86,4 @@ inline bool IsGpuKind(Kind k) { return k == Kind::kKernelCh || k == Kind::kKerne
 
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_EVENT_KIND_H_
+#endif  // KATRACE_EVENT_KINDS_H_

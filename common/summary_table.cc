@@ -1,6 +1,6 @@
 // DurationStats and SummaryTable (see summary_table.h for the invariants). Numbers are formatted
 // with std::to_chars so a host application's locale can never turn "62.5" into "62,5".
-#include "plugin/summary_table.h"
+#include "common/summary_table.h"
 
 #include <algorithm>
 #include <charconv>

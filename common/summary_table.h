@@ -12,8 +12,8 @@
 // - The median comes from a log-linear histogram: exact below 128 ns, otherwise each bucket spans
 //   1/64 of its power of two and reports its middle, so the error is at most 1/128 (< 1%).
 //   Memory is at most 3,776 counters per row, whatever the count.
-#ifndef KATRACE_PLUGIN_SUMMARY_TABLE_H_
-#define KATRACE_PLUGIN_SUMMARY_TABLE_H_
+#ifndef KATRACE_COMMON_SUMMARY_TABLE_H_
+#define KATRACE_COMMON_SUMMARY_TABLE_H_
 
 #include <cstdint>
 #include <map>
@@ -85,4 +85,4 @@ std::string CsvField(const std::string& text);
 
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_SUMMARY_TABLE_H_
+#endif  // KATRACE_COMMON_SUMMARY_TABLE_H_

@@ -1,0 +1,241 @@
+// The spool: what the plugin captures while the job runs, one file per process
+// ("<trace path>.kspool"), and what the exporter (in the plugin at exit, or katrace-export offline)
+// turns into a trace. Shared by the plugin and the tools; nothing else defines these bytes.
+//
+//   file   = FileHeader, then Block*            (a killed job leaves a prefix of this)
+//   block  = BlockHeader, then payload          (payload optionally LZ4-compressed)
+//   payload (decoded) = Record*                 (records never straddle blocks)
+//   record = RecordHeader, then the per-type body; RecordHeader::size covers both
+//
+// A block is written with one write() and carries a CRC-32 over its header and payload, so a
+// reader takes every block that is whole and stops at the first that is not: that is where the
+// spool was cut. All integers are little-endian (the only byte order NCCL runs on).
+//
+// Event records (Start, State, Stop) are what the callbacks append; their bodies are at most
+// 64 bytes (static_asserted below). Times are raw host clock ticks (see Clock records) read once
+// at callback entry; GPU stamps are raw %globaltimer ns. Strings are interned: an event names a
+// string by a 32-bit id, and a String record, written once per process, gives its text.
+#ifndef KATRACE_SPOOL_FORMAT_H_
+#define KATRACE_SPOOL_FORMAT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace katrace {
+namespace spool {
+
+constexpr char kFileMagic[8] = {'K', 'A', 'S', 'P', 'O', 'O', 'L', '1'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kBlockMagic = 0x4b4c424bu;  // "KBLK"
+// Upper bound of one block's decoded payload; a reader rejects anything larger.
+constexpr uint32_t kMaxBlockBytes = 4u << 20;
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;  // sizeof(FileHeader) of the writer
+  uint64_t os_pid;
+  uint64_t created_realtime_ns;
+  uint64_t reserved[4];
+};
+static_assert(sizeof(FileHeader) == 64, "spool file header is 64 bytes");
+
+enum BlockFlags : uint32_t {
+  kBlockLz4 = 1u << 0,  // payload is one LZ4 block of raw_bytes decoded bytes
+};
+
+struct BlockHeader {
+  uint32_t magic;         // kBlockMagic
+  uint32_t stored_bytes;  // bytes of payload that follow this header
+  uint32_t raw_bytes;     // decoded payload bytes (== stored_bytes when not compressed)
+  uint32_t flags;         // BlockFlags
+  uint32_t stream;        // capture buffer the records came from (one thread at a time)
+  uint32_t os_tid;        // the thread that wrote them
+  uint64_t sequence;      // blocks are numbered 0, 1, 2, ... in file order
+  uint32_t crc32;         // zlib crc32 of this header (with crc32 = 0) followed by the payload
+  uint32_t reserved;
+};
+static_assert(sizeof(BlockHeader) == 40, "spool block header is 40 bytes");
+static_assert(offsetof(BlockHeader, crc32) == 32, "crc32 offset");
+
+enum class RecordType : uint8_t {
+  kStart = 1,     // an event started (body: StartBody + per-kind fields)
+  kState = 2,     // recordEventState (body: StateBody)
+  kStop = 3,      // stopEvent (body: StopBody)
+  kString = 4,    // interned text (body: StringBody + text bytes, not NUL-terminated)
+  kComm = 5,      // a communicator was initialised (body: CommBody + name bytes)
+  kCommEnd = 6,   // a communicator was finalized (body: CommEndBody)
+  kClock = 7,     // host clock calibration pair (body: ClockBody)
+  kProcess = 8,   // process identity, first record of the spool (body: ProcessBody + text)
+  kCounters = 9,  // cumulative loss and drain counters (body: CountersBody)
+  kEnd = 10,      // the capture closed cleanly; nothing follows
+};
+
+struct RecordHeader {
+  RecordType type;
+  uint8_t kind;      // event kind index (katrace::Kind) for Start/State/Stop, else 0
+  uint16_t size;     // whole record, header included, multiple of 8
+  uint16_t context;  // communicator slot the event belongs to (0 = foreign PXN proxy ops)
+  uint16_t flags;    // StartFlags for Start records
+};
+static_assert(sizeof(RecordHeader) == 8, "record header is 8 bytes");
+
+enum StartFlags : uint16_t {
+  kStartSend = 1u << 0,           // ProxyOp/KernelStep direction (ProxyStep: inherited at export)
+  kStartGraphCaptured = 1u << 1,  // API events
+  kStartLateChild = 1u << 2,      // the parent had completed before this event started
+};
+
+// Common to every Start record.
+struct StartBody {
+  uint64_t id;         // unique per process, never 0
+  uint64_t parent_id;  // 0 = none known
+  uint64_t ticks;      // host clock at callback entry
+};
+static_assert(sizeof(StartBody) == 24, "start body");
+
+// Per-kind fields after StartBody. Each start record is header + StartBody + one of these,
+// padded to a multiple of 8. Strings are interned ids (0 = none).
+struct CollFields {  // Coll, CeColl
+  uint64_t seq;
+  uint64_t count;
+  uint32_t func, datatype, algo, proto;
+  int32_t root;
+  uint8_t nchannels, nwarps, pad[2];
+};
+struct P2pFields {  // P2p
+  uint64_t count;
+  uint32_t func, datatype;
+  int32_t peer;
+  uint8_t nchannels, pad[3];
+};
+struct ApiFields {  // GroupApi, CollApi, P2pApi
+  uint64_t count;
+  uint32_t func, datatype;
+  int32_t root;
+  int32_t depth;  // GroupApi
+};
+struct ProxyOpFields {
+  int32_t peer;
+  int32_t nsteps;
+  int32_t chunk_size;
+  uint8_t channel, pad[3];
+};
+struct ProxyStepFields {  // channel, peer and direction are copied from the parent ProxyOp
+  int32_t step;
+  int32_t peer;
+  uint8_t channel;
+  uint8_t direction;  // 0 unknown (no ProxyOp parent; then the first state tells), 1 send, 2 recv
+  uint8_t pad[6];
+};
+struct KernelChFields {
+  uint64_t gpu_start;  // %globaltimer ns (0 = none)
+  uint32_t func;       // the parent Coll/P2p's func, copied at capture
+  uint8_t channel, pad[3];
+};
+struct KernelStepFields {
+  uint64_t gpu_start;  // wait start (0 = not measured)
+  uint64_t gpu_ready;  // transfer start
+  uint32_t step;
+  uint32_t size;
+  int32_t peer;
+  uint32_t func;  // the parent's func
+  uint8_t channel, pad[7];
+};
+struct NetPluginFields {
+  int64_t net_id;
+};
+struct CeBatchFields {
+  uint64_t bytes;
+  int32_t ops;
+  uint32_t pad;
+};
+
+constexpr size_t kMaxEventBody = 64;
+template <typename Fields>
+constexpr bool FitsEventBody() {
+  return sizeof(StartBody) + sizeof(Fields) <= kMaxEventBody;
+}
+static_assert(FitsEventBody<CollFields>() && FitsEventBody<P2pFields>() && FitsEventBody<ApiFields>() &&
+                  FitsEventBody<ProxyOpFields>() && FitsEventBody<ProxyStepFields>() &&
+                  FitsEventBody<KernelChFields>() && FitsEventBody<KernelStepFields>() &&
+                  FitsEventBody<NetPluginFields>() && FitsEventBody<CeBatchFields>(),
+              "every event record body is at most 64 bytes");
+
+struct StateBody {
+  uint64_t id;
+  uint64_t ticks;
+  int32_t state;   // NCCL's state number, as given (any int)
+  uint32_t pad;
+  uint64_t value;  // transSize, appendedProxyOps, or the GPU stop stamp (KernelCh/KernelStep stop)
+};
+static_assert(sizeof(StateBody) <= kMaxEventBody, "state body");
+
+struct StopBody {
+  uint64_t id;
+  uint64_t ticks;
+};
+static_assert(sizeof(StopBody) <= kMaxEventBody, "stop body");
+
+struct StringBody {
+  uint32_t id;
+  uint32_t length;  // text bytes that follow
+};
+
+struct CommBody {
+  uint64_t comm_hash;
+  uint64_t ticks;
+  int32_t rank;
+  int32_t nranks;
+  int32_t nnodes;
+  int32_t abi_version;
+  uint32_t name_length;  // name bytes that follow
+  uint32_t pad;
+};
+
+struct CommEndBody {
+  uint64_t ticks;
+};
+
+// Host clock: ns = monotonic_ns of the first Clock record +
+//   (ticks - its ticks) * (Δmonotonic / Δticks over the first and last Clock records).
+// When ticks already are CLOCK_MONOTONIC ns, every pair has ticks == monotonic_ns.
+struct ClockBody {
+  uint64_t ticks;
+  uint64_t monotonic_ns;
+  uint64_t realtime_ns;
+};
+
+enum ClockSource : uint32_t {
+  kClockMonotonic = 0,  // ticks are CLOCK_MONOTONIC ns
+  kClockTsc = 1,        // ticks are the invariant x86 TSC
+};
+
+struct ProcessBody {
+  int32_t rank;      // launcher rank, else the first communicator's rank
+  int32_t os_pid;
+  uint64_t base_realtime_ns;
+  uint64_t base_monotonic_ns;
+  uint32_t clock_source;  // ClockSource
+  int32_t mask;           // event kinds recorded (NCCL type bits)
+  uint32_t host_length;   // host name bytes, then trace_path_length bytes of the trace path
+  uint32_t trace_path_length;
+};
+
+constexpr int kCounterKinds = 16;
+struct CountersBody {
+  uint64_t dropped[kCounterKinds];  // events lost per kind: pool full, or buffers full (drop mode)
+  uint64_t waits;                   // callbacks that waited for buffer space (wait mode)
+  uint64_t drain_seen, drain_lost_overrun, drain_abandoned, drain_sampled_out, drain_late;
+  uint64_t strings_unnamed;         // strings not interned (table full)
+  uint64_t io_errors;
+};
+
+constexpr uint16_t RecordSize(size_t body_bytes) {
+  return static_cast<uint16_t>((sizeof(RecordHeader) + body_bytes + 7) & ~size_t{7});
+}
+
+}  // namespace spool
+}  // namespace katrace
+
+#endif  // KATRACE_SPOOL_FORMAT_H_
