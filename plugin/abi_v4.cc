@@ -22,7 +22,9 @@ ncclResult_t StartV4(void* context, void** handle, ncclProfilerEventDescr_v4_t* 
   return CoreStart(context, handle, &d);
 }
 
-ncclResult_t RecordV4(void* handle, ncclProfilerEventState_v4_t state, ncclProfilerEventStateArgs_v4_t* in) {
+// |raw_state| is never read as the enum (see StateAsInt).
+ncclResult_t RecordV4(void* handle, ncclProfilerEventState_v4_t raw_state, ncclProfilerEventStateArgs_v4_t* in) {
+  const int state = StateAsInt(raw_state);
   if (state > ncclProfilerKernelChStop) return ncclSuccess;  // v5+ states
   if (in == nullptr) return CoreRecord(handle, state, nullptr);
   ncclProfilerEventStateArgs_v6_t args = TranslateStateArgs(state, *in);

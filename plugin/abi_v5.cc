@@ -54,7 +54,9 @@ ncclResult_t StartV5(void* context, void** handle, ncclProfilerEventDescr_v5_t* 
   return CoreStart(context, handle, &d);
 }
 
-ncclResult_t RecordV5(void* handle, ncclProfilerEventState_v5_t state, ncclProfilerEventStateArgs_v5_t* in) {
+// |raw_state| is never read as the enum (see StateAsInt).
+ncclResult_t RecordV5(void* handle, ncclProfilerEventState_v5_t raw_state, ncclProfilerEventStateArgs_v5_t* in) {
+  const int state = StateAsInt(raw_state);
   if (state > ncclProfilerGroupEndApiStart) return ncclSuccess;  // v6-only states
   if (in == nullptr) return CoreRecord(handle, state, nullptr);
   ncclProfilerEventStateArgs_v6_t args = TranslateStateArgs(state, *in);

@@ -1,5 +1,6 @@
 // ncclProfiler_v6: the core's native layout, called as is.
 #include "nccl_profiler/v6.h"
+#include "plugin/descriptor_translation.h"
 #include "plugin/profiler.h"
 
 namespace katrace {
@@ -16,8 +17,9 @@ ncclResult_t StartV6(void* context, void** handle, ncclProfilerEventDescr_v6_t* 
   return CoreStart(context, handle, descr);
 }
 
+// |state| is never read as the enum (see StateAsInt).
 ncclResult_t RecordV6(void* handle, ncclProfilerEventState_v6_t state, ncclProfilerEventStateArgs_v6_t* args) {
-  return CoreRecord(handle, state, args);
+  return CoreRecord(handle, StateAsInt(state), args);
 }
 
 }  // namespace

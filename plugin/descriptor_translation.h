@@ -11,6 +11,19 @@
 
 namespace katrace {
 
+// The state of recordEventState as the int NCCL passes. The tables declare it with the
+// ncclProfilerEventState_t enum, whose range (0..31 for its enumerators) excludes states that
+// really occur (katrace's KernelStep stop is 64, newer cores send states past 31), and reading
+// such a value through the enum type is undefined behaviour. So its bytes are copied out and
+// only the int is ever looked at.
+template <typename Enum>
+int StateAsInt(const Enum& state) {
+  static_assert(sizeof(Enum) == sizeof(int), "NCCL passes the state as an int");
+  int value;
+  memcpy(&value, &state, sizeof(value));
+  return value;
+}
+
 // Copies the header and the payload of the event types v4 and v5 share. Returns false for any
 // other type, leaving the payload to the caller.
 template <typename Descr>
