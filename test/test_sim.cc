@@ -362,6 +362,51 @@ TEST_F(SimTest, KernelChOnlyMaskStillStartsImpliedParentsButNoProxySteps) {
   }
 }
 
+// katrace takes its mask from KATRACE_MASK (or its default) at init, over the one NCCL passes, so
+// --mask reaches it through KATRACE_MASK, and --quiet silences its summary; a setting the user
+// made stays theirs.
+std::vector<json> InitLines(const RecordedLog& log) {
+  std::vector<json> inits;
+  for (const json& line : log.lines()) {
+    if (line["call"] == "init") inits.push_back(line);
+  }
+  EXPECT_FALSE(inits.empty());
+  return inits;
+}
+
+TEST_F(SimTest, MaskAndQuietArePassedOnTheWayKatraceReadsThem) {
+  const std::vector<std::string> run = {"--ranks", "2", "--channels", "1", "--iters", "1",
+                                        "--size", "4K", "--bench"};
+  std::vector<std::string> with_mask = run;
+  with_mask.insert(with_mask.end(), {"--mask", "coll,kernelch"});
+  for (const json& init : InitLines(RunRecorded(with_mask))) {
+    EXPECT_EQ(init["env_katrace_mask"], std::to_string(init["mask"].get<int>())) << init;
+    EXPECT_EQ(init["env_katrace_summary"], "0") << init;  // RunRecorded passes --quiet
+  }
+  for (const json& init : InitLines(RunRecorded(with_mask, {"KATRACE_MASK=0x1",
+                                                            "KATRACE_SUMMARY=1"}))) {
+    EXPECT_EQ(init["env_katrace_mask"], "0x1") << init;
+    EXPECT_EQ(init["env_katrace_summary"], "1") << init;
+  }
+  for (const json& init : InitLines(RunRecorded(run))) {
+    EXPECT_EQ(init["env_katrace_mask"], "(null)") << init;
+  }
+}
+
+TEST_F(SimTest, ReportSaysWhenThePluginReplacedTheMask) {
+  const std::vector<std::string> args = {"--plugin", RecordingPlugin(), "--ranks", "2",
+                                         "--iters", "1", "--size", "4K", "--bench",
+                                         "--mask", "coll"};
+  RunOutput replaced = RunSim(args, {"RECORDING_PLUGIN_MASK=0x4",
+                                     "RECORDING_PLUGIN_LOG=" + (dir_ / "r.jsonl").string()});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(replaced.out.find("note: the plugin replaced --mask 0x2 at init"), std::string::npos)
+      << replaced.out;
+  RunOutput kept = RunSim(args, {"RECORDING_PLUGIN_LOG=" + (dir_ / "k.jsonl").string()});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(kept.out.find("note: the plugin replaced"), std::string::npos) << kept.out;
+}
+
 TEST_F(SimTest, ForcedV4SeesNoApiEventsAndCollParentIsGroup) {
   RecordedLog log = RunRecorded({"--ranks", "2", "--channels", "2", "--iters", "1", "--size",
                                  "64K", "--abi", "v4"});

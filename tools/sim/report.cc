@@ -87,6 +87,13 @@ void PrintReport(const SimConfig& config, const SimResult& result, std::FILE* ou
   std::fprintf(out, "  mask: before init 0x%x, after init 0x%x (%s), at end 0x%x\n",
                result.mask_before_init, result.mask_after_init,
                DescribeEventMask(result.mask_after_init).c_str(), result.mask_at_end);
+  if (config.mask && result.mask_after_init != *config.mask) {
+    std::fprintf(out,
+                 "  note: the plugin replaced --mask 0x%x at init (katrace's KATRACE_MASK, or its "
+                 "default, overrides the mask NCCL passes; katrace-sim sets KATRACE_MASK from "
+                 "--mask unless it is already set)\n",
+                 static_cast<unsigned>(*config.mask));
+  }
   if (result.init_failures > 0 || result.null_contexts > 0) {
     std::fprintf(out, "  init: %d rank(s) returned an error, %d rank(s) got a NULL context\n",
                  result.init_failures, result.null_contexts);
