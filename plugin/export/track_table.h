@@ -1,9 +1,9 @@
 // Assigns every slice a Perfetto track (a tid) and guarantees that slices on one track nest:
 // a slice that would partially overlap one already placed moves to the track's next overflow
-// lane, which is a track of its own, and the move is counted. Records reach the writer in
+// lane, which is a track of its own, and the move is counted. Events reach the layout in
 // completion order, not start order, so the check looks both ways around the new slice.
-#ifndef KATRACE_PLUGIN_TRACK_TABLE_H_
-#define KATRACE_PLUGIN_TRACK_TABLE_H_
+#ifndef KATRACE_PLUGIN_EXPORT_TRACK_TABLE_H_
+#define KATRACE_PLUGIN_EXPORT_TRACK_TABLE_H_
 
 #include <stdint.h>
 
@@ -113,4 +113,4 @@ class TrackTable {
 
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_TRACK_TABLE_H_
+#endif  // KATRACE_PLUGIN_EXPORT_TRACK_TABLE_H_

@@ -1,4 +1,4 @@
-#include "plugin/track_table.h"
+#include "plugin/export/track_table.h"
 
 #include <algorithm>
 

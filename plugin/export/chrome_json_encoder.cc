@@ -1,0 +1,132 @@
+#include "plugin/export/chrome_json_encoder.h"
+
+namespace katrace {
+namespace exporting {
+
+void ChromeJsonEncoder::Flush() {
+  if (buf_.size() == 0) return;
+  sink_->Write(buf_.str().data(), buf_.size());
+  buf_.clear();
+}
+
+void ChromeJsonEncoder::Identity() {
+  buf_.Raw("\"format\":\"katrace-trace\",\"version\":1,\"rank\":").Int(process_.rank);
+  buf_.Raw(",\"host\":").String(process_.host).Raw(",\"os_pid\":").Int(process_.os_pid);
+  buf_.Raw(",\"base_realtime_ns\":").Uint(process_.base_realtime_ns);
+  buf_.Raw(",\"base_monotonic_ns\":").Uint(process_.base_monotonic_ns);
+}
+
+void ChromeJsonEncoder::Begin(const TraceProcess& process) {
+  process_ = process;
+  buf_.Raw("{\"traceEvents\":[\n");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":0,\"args\":{\"name\":");
+  buf_.String("rank " + std::to_string(process_.rank) + " (" + process_.host + ", pid " +
+              std::to_string(process_.os_pid) + ")");
+  buf_.Raw(",\"katrace\":{");
+  Identity();
+  buf_.Raw("}}}");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":0,\"args\":{\"sort_index\":").Int(process_.rank).Raw("}}");
+}
+
+void ChromeJsonEncoder::Track(int track, std::string_view name, int sort_index) {
+  BeginEvent();
+  buf_.Raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(std::string(name)).Raw("}}");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"sort_index\":").Int(sort_index).Raw("}}");
+}
+
+void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
+  buf_.Raw(",\"args\":{");
+  for (size_t i = 0; i < n; ++i) {
+    const Arg& a = args[i];
+    if (i) buf_.Char(',');
+    buf_.Key(a.key);
+    switch (a.type) {
+      case ArgType::kUint: buf_.Uint(a.u); break;
+      case ArgType::kInt: buf_.Int(a.i); break;
+      case ArgType::kBool: buf_.Raw(a.u ? "true" : "false"); break;
+      case ArgType::kString: buf_.String(std::string(a.s)); break;
+      case ArgType::kTime: buf_.Micros(a.i); break;
+      case ArgType::kHex64: buf_.Char('"').Hex64(a.u).Char('"'); break;
+    }
+  }
+  buf_.Char('}');
+}
+
+void ChromeJsonEncoder::Slice(const SliceEvent& s) {
+  BeginEvent();
+  buf_.Raw("{\"name\":").String(std::string(s.name)).Raw(",\"cat\":\"").Raw(s.category).Raw("\",\"ph\":\"X\",\"pid\":");
+  buf_.Int(process_.rank).Raw(",\"tid\":").Int(s.track).Raw(",\"ts\":").Micros(s.ts);
+  buf_.Raw(",\"dur\":").Micros(s.dur < 0 ? 0 : s.dur);
+  Args(s.args, s.nargs);
+  buf_.Char('}');
+  MaybeFlush();
+}
+
+void ChromeJsonEncoder::Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) {
+  BeginEvent();
+  buf_.Raw("{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":").Uint(id);
+  buf_.Raw(",\"pid\":").Int(process_.rank).Raw(",\"tid\":").Int(from_track);
+  buf_.Raw(",\"ts\":").Micros(from_ts).Raw("}");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":").Uint(id);
+  buf_.Raw(",\"pid\":").Int(process_.rank).Raw(",\"tid\":").Int(to_track);
+  buf_.Raw(",\"ts\":").Micros(to_ts).Raw("}");
+}
+
+void ChromeJsonEncoder::Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
+  BeginEvent();
+  buf_.Raw("{\"name\":").String(std::string(name)).Raw(",\"ph\":\"C\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":0,\"ts\":").Micros(ts);
+  Args(args, nargs);
+  buf_.Char('}');
+}
+
+void ChromeJsonEncoder::End(const TraceTotals& t) {
+  uint64_t total_drops = 0;
+  for (uint64_t d : t.drops) total_drops += d;
+  // A closing instant on the process track, so the counters are visible in Perfetto too.
+  BeginEvent();
+  buf_.Raw("{\"name\":\"katrace trace end\",\"ph\":\"i\",\"s\":\"g\",\"pid\":").Int(process_.rank);
+  buf_.Raw(",\"tid\":0,\"ts\":").Micros(t.end_ts);
+  buf_.Raw(",\"args\":{\"drops\":").Uint(total_drops).Raw(",\"incomplete\":").Uint(t.incomplete);
+  buf_.Raw(",\"overflow_moves\":").Uint(t.overflow_moves).Raw("}}");
+  buf_.Raw("\n],\n\"otherData\":{\"katrace\":{");
+  Identity();
+  buf_.Raw(",\"mask\":").Int(t.mask);
+  buf_.Raw(",\n\"events\":{");
+  for (int k = 0; k < kKindCount; ++k) buf_.Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.events[k]);
+  buf_.Raw("},\n\"drops\":{");
+  for (int k = 0; k < kKindCount; ++k) buf_.Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.drops[k]);
+  buf_.Raw("},\n\"incomplete\":").Uint(t.incomplete).Raw(",\"late_children\":").Uint(t.late_children);
+  buf_.Raw(",\"overflow_moves\":").Uint(t.overflow_moves);
+  buf_.Raw(",\"waits\":").Uint(t.waits);
+  buf_.Raw(",\"io_errors\":").Uint(t.io_errors);
+  buf_.Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);
+  buf_.Raw(",\"gpu_offset_ns\":").Int(t.gpu_offset_ns).Raw(",\"gpu_offset_error_ns\":").Int(t.gpu_offset_error_ns);
+  buf_.Raw(",\"gpu_offset_samples\":").Uint(t.gpu_offset_samples);
+  buf_.Raw(",\n\"drain\":{\"seen\":").Uint(t.drain_seen).Raw(",\"lost_overrun\":").Uint(t.drain_lost_overrun);
+  buf_.Raw(",\"abandoned\":").Uint(t.drain_abandoned).Raw(",\"sampled_out\":").Uint(t.drain_sampled_out);
+  buf_.Raw(",\"late\":").Uint(t.drain_late);
+  buf_.Raw("},\n\"spool\":{\"blocks\":").Uint(t.spool_blocks).Raw(",\"bytes\":").Uint(t.spool_bytes);
+  buf_.Raw(",\"clean_end\":").Raw(t.clean_end ? "true" : "false").Raw(",\"cut_offset\":").Uint(t.cut_offset);
+  buf_.Raw("},\n\"communicators\":[");
+  for (size_t i = 0; i < t.comms.size(); ++i) {
+    const FooterComm& c = t.comms[i];
+    buf_.Raw(i ? ",\n" : "\n").Raw("{\"comm\":\"").Hex64(c.comm_hash).Raw("\",\"name\":").String(c.name);
+    buf_.Raw(",\"rank\":").Int(c.rank).Raw(",\"nranks\":").Int(c.nranks).Raw(",\"abi\":").Int(c.abi_version);
+    buf_.Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_offset_best_ns\":").Int(c.gpu_offset_best_ns);
+    buf_.Raw("}");
+  }
+  buf_.Raw("]}}}\n");
+  Flush();
+}
+
+}  // namespace exporting
+}  // namespace katrace

@@ -1,0 +1,93 @@
+// Stage 4: joins Start, State and Stop records (in global tick order, from the merge) into
+// events, and decides completion as the live plugin did with its slot holds: an event is complete
+// when it stopped and every recorded child that started has completed; a Coll/P2p also waits for
+// its nchannels KernelCh children when KernelCh is in the mask. A GPU child widens its parent's
+// GPU extent when it completes. Memory: the live events plus a bounded window of recently
+// completed ids (so a late child still names its parent); never the whole run.
+#ifndef KATRACE_PLUGIN_EXPORT_EVENT_ASSEMBLER_H_
+#define KATRACE_PLUGIN_EXPORT_EVENT_ASSEMBLER_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <vector>
+
+#include "plugin/export/assembled_event.h"
+#include "plugin/export/id_map.h"
+#include "plugin/export/spool_index.h"
+#include "plugin/export/stream_merge.h"
+
+namespace katrace {
+namespace exporting {
+
+struct AssemblerCounts {
+  uint64_t events = 0;
+  uint64_t incomplete = 0;
+  uint64_t late = 0;
+  uint64_t orphans = 0;         // State/Stop for an id that is not live (its Start was not recorded)
+  uint64_t duplicates = 0;      // a Start for an id already live, or id 0
+  uint64_t over_budget = 0;     // Starts not assembled because the live events hit the memory budget
+  uint64_t unknown_kinds = 0;   // event records with a kind index this exporter does not know
+  uint64_t short_records = 0;   // event records too short for their body
+};
+
+class EventAssembler {
+ public:
+  using Sink = std::function<void(const AssembledEvent&)>;
+  EventAssembler(const SpoolIndex& index, size_t max_live, Sink sink);
+
+  void Add(const MergedRecord& r);
+  // Closes every event still live at the end of the spool: those without a Stop are incomplete,
+  // stopped at their communicator's CommEnd, else at |last_ns|.
+  void Finish(uint64_t last_ns);
+
+  const AssemblerCounts& counts() const { return counts_; }
+  size_t live() const { return live_.size(); }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Live {
+    AssembledEvent ev;
+    uint32_t parent = kNone;
+    uint32_t holds = 0;     // 1 until stopped + expected + live children
+    uint32_t expected = 0;  // announced KernelCh children not yet started
+    uint32_t children = 0;
+    uint64_t gpu_min = UINT64_MAX, gpu_max = 0;
+    bool stopped = false;
+    bool in_use = false;
+  };
+  struct Done {
+    uint64_t id;
+    Kind kind;
+  };
+
+  void OnStart(const MergedRecord& r);
+  void OnState(const MergedRecord& r);
+  void OnStop(const MergedRecord& r);
+  void Complete(uint32_t index);
+  void Remember(uint64_t id, Kind kind);
+  const std::string* Str(uint32_t id) const;
+  int CommAt(uint16_t slot, uint64_t ticks);
+
+  const SpoolIndex& index_;
+  size_t max_live_;
+  Sink sink_;
+  bool kernel_ch_in_mask_;
+  std::vector<Live> pool_;
+  std::vector<uint32_t> free_;
+  IdMap live_;
+  std::vector<Done> ring_;  // recently completed, oldest overwritten
+  size_t ring_next_ = 0;
+  IdMap done_;
+  std::vector<const std::string*> dense_strings_;
+  std::vector<int32_t> slot_comm_;  // per slot: its only communicator, -1 none, -2 several
+  AssemblerCounts counts_;
+};
+
+// Payload bytes of a Coll/P2p: count times the element size its datatype name says.
+uint64_t PayloadBytes(const std::string* datatype, uint64_t count);
+
+}  // namespace exporting
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_EXPORT_EVENT_ASSEMBLER_H_

@@ -1,0 +1,247 @@
+#include "plugin/export/exporter.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <exception>
+#include <new>
+#include <thread>
+
+#include "plugin/export/chrome_json_encoder.h"
+#include "plugin/export/event_assembler.h"
+#include "plugin/export/export_summary.h"
+#include "plugin/export/gpu_placement.h"
+#include "plugin/export/progress.h"
+#include "plugin/export/spool_index.h"
+#include "plugin/export/stream_merge.h"
+#include "plugin/export/trace_layout.h"
+#include "plugin/output_sink.h"
+
+namespace katrace {
+namespace {
+
+using namespace exporting;
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  size_t n = strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string Megabytes(uint64_t bytes) {
+  char b[32];
+  snprintf(b, sizeof(b), "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return b;
+}
+
+void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t) {
+  t->mask = index.process.mask;
+  const spool::CountersBody& c = index.counters;
+  for (int k = 0; k < kKindCount && k < spool::kCounterKinds; ++k) t->drops[k] = c.dropped[k];
+  t->waits = c.waits;
+  t->io_errors = c.io_errors + sink_io_errors;
+  t->strings_unnamed = c.strings_unnamed;
+  t->drain_seen = c.drain_seen;
+  t->drain_lost_overrun = c.drain_lost_overrun;
+  t->drain_abandoned = c.drain_abandoned;
+  t->drain_sampled_out = c.drain_sampled_out;
+  t->drain_late = c.drain_late;
+  // The placement of the first communicator that saw GPU stamps, and how far any
+  // communicator's placement lies from its best observation.
+  bool any = false;
+  for (const CommInstance& ci : index.comms) {
+    FooterComm f;
+    f.comm_hash = ci.comm_hash;
+    f.name = ci.name;
+    f.rank = ci.rank;
+    f.nranks = ci.nranks;
+    f.abi_version = ci.abi_version;
+    if (ci.gpu_known) {
+      f.gpu_offset_ns = ci.gpu_offset_ns;
+      f.gpu_offset_best_ns = ci.gpu_best_ns;
+      if (!any) t->gpu_offset_ns = ci.gpu_offset_ns;
+      any = true;
+      // |placement − best| in unsigned arithmetic: both may be anything.
+      uint64_t d = ci.gpu_offset_ns > ci.gpu_best_ns
+                       ? static_cast<uint64_t>(ci.gpu_offset_ns) - static_cast<uint64_t>(ci.gpu_best_ns)
+                       : static_cast<uint64_t>(ci.gpu_best_ns) - static_cast<uint64_t>(ci.gpu_offset_ns);
+      int64_t e = d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
+      t->gpu_offset_error_ns = std::max(t->gpu_offset_error_ns, e);
+    }
+    t->comms.push_back(std::move(f));
+  }
+  t->spool_blocks = index.blocks.size();
+  t->spool_bytes = index.bytes;
+  t->clean_end = index.clean_end;
+  t->cut_offset = index.cut ? index.cut_offset : 0;
+}
+
+ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
+  ExportReport report;
+  unsigned hw = std::thread::hardware_concurrency();
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::min(hw == 0 ? 1u : hw, 4u));
+  SpoolFile file;
+  std::string error;
+  if (!file.Open(spool_path, &error)) {
+    report.message = error;
+    return report;
+  }
+  Progress progress(options.progress, Basename(spool_path));
+  SpoolIndex index;
+  if (!ScanSpool(file, threads, &progress, &index, &error)) {
+    report.message = spool_path + ": " + error;
+    return report;
+  }
+  report.blocks = index.blocks.size();
+  report.bytes_recovered = index.bytes;
+  report.clean_end = index.clean_end;
+  report.cut = index.cut;
+  report.cut_offset = index.cut_offset;
+  report.cut_reason = index.cut_reason;
+  report.waits = index.counters.waits;
+  for (int k = 0; k < spool::kCounterKinds; ++k) report.dropped += index.counters.dropped[k];
+
+  std::string output = options.output.empty() ? index.trace_path : options.output;
+  if (output.empty()) {
+    report.message = spool_path + ": no trace path (the spool has no Process record naming one); give an output path";
+    return report;
+  }
+  PlaceGpuClocks(file, threads, &index);
+
+  TraceProcess process;
+  process.rank = index.process.rank;
+  process.os_pid = index.has_process ? index.process.os_pid : static_cast<int>(file.header().os_pid);
+  process.host = index.host;
+  process.base_realtime_ns = index.process.base_realtime_ns;
+  process.base_monotonic_ns = index.process.base_monotonic_ns;
+
+  OutputSink sink;
+  if (!sink.Open(output, options.gzip || EndsWith(output, ".gz"))) {
+    report.message = spool_path + ": cannot write the trace to '" + output + "'";
+    return report;
+  }
+  report.trace_path = sink.path();
+
+  ChromeJsonEncoder encoder(&sink);
+  TraceLayout layout(process, &encoder);
+  ExportSummary summary;
+  size_t max_live = std::max<size_t>(options.memory_budget / 256, 1024);
+  EventAssembler assembler(index, max_live, [&](const AssembledEvent& e) {
+    layout.Add(e);
+    summary.Add(e);
+  });
+  uint64_t last_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
+  uint64_t merge_malformed = 0, failed_blocks = 0;
+  {
+    int workers = std::max(1, threads - 1);  // this thread assembles and formats
+    progress.Phase("writing", index.blocks.size(), index.bytes);
+    StreamMerge merge(file, index, workers, &progress);
+    MergedRecord r;
+    uint64_t n = 0;
+    while (merge.Next(&r)) {
+      switch (r.header.type) {
+        case spool::RecordType::kStart:
+        case spool::RecordType::kState:
+        case spool::RecordType::kStop:
+          assembler.Add(r);
+          break;
+        case spool::RecordType::kCounters: {
+          spool::CountersBody c = ReadBody<spool::CountersBody>(r.body, r.body_size);
+          if (r.body_size >= sizeof(c)) {
+            layout.Counters(index.clock.Ns(r.key), c.dropped, c.drain_seen, c.drain_lost_overrun, c.drain_abandoned,
+                            false);
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if ((++n & 0xffff) == 0) progress.Poll();
+    }
+    merge_malformed = merge.malformed();
+    failed_blocks = merge.failed_blocks();
+  }
+  assembler.Finish(last_ns);
+
+  TraceTotals totals;
+  FillTotals(index, sink.io_errors(), &totals);
+  layout.Counters(last_ns, totals.drops, totals.drain_seen, totals.drain_lost_overrun, totals.drain_abandoned, true);
+  layout.Finish(last_ns, &totals);
+  bool committed = sink.Commit();
+  const AssemblerCounts& ac = assembler.counts();
+  report.ok = committed;
+  report.events = ac.events;
+  report.incomplete = ac.incomplete;
+
+  std::string spool_line = "katrace: spool " + std::to_string(index.blocks.size()) + " blocks, " +
+                           Megabytes(index.bytes) +
+                           (index.cut ? ", cut at offset " + std::to_string(index.cut_offset) + " (" + index.cut_reason + ")"
+                                      : ", ended cleanly");
+  std::string trace_line = "katrace: trace " + (committed ? sink.path() : sink.path() + ".tmp (incomplete: I/O error)");
+  report.summary_text = summary.Text(totals, spool_line, trace_line);
+  if (options.summary) fputs(report.summary_text.c_str(), stderr);
+  std::string summary_path = options.summary_path;
+  if (summary_path.empty() && options.summary && committed && sink.path().compare(0, 5, "/dev/") != 0) {
+    summary_path = sink.path() + ".summary.txt";
+  }
+  std::string summary_error;
+  if (!summary_path.empty() && !WriteTextFileAtomically(summary_path, report.summary_text, &summary_error)) {
+    summary_error = "; summary not written: " + summary_error;
+  }
+
+  std::string m = committed ? "exported " : "FAILED to export ";
+  m += std::to_string(ac.events) + " events from " + spool_path + " to " +
+       (committed ? sink.path() : sink.path() + ".tmp") + " (" + std::to_string(index.blocks.size()) + " blocks, " +
+       Megabytes(index.bytes) + ")";
+  if (!committed) m += ": write error";
+  if (ac.incomplete != 0) m += ", " + std::to_string(ac.incomplete) + " incomplete";
+  if (index.cut) {
+    m += "; spool cut at offset " + std::to_string(index.cut_offset) + " of " + std::to_string(index.file_bytes) + " (" +
+         index.cut_reason + ")";
+  } else {
+    m += "; spool ended cleanly";
+  }
+  uint64_t skipped = index.malformed_records + merge_malformed + ac.short_records;
+  if (skipped != 0) m += "; skipped " + std::to_string(skipped) + " malformed records";
+  if (index.unknown_records + ac.unknown_kinds != 0) {
+    m += "; skipped " + std::to_string(index.unknown_records + ac.unknown_kinds) + " records of unknown type or kind";
+  }
+  if (ac.duplicates != 0) m += "; ignored " + std::to_string(ac.duplicates) + " duplicate starts";
+  if (ac.orphans != 0) m += "; ignored " + std::to_string(ac.orphans) + " states/stops of unrecorded events";
+  if (ac.over_budget != 0) {
+    m += "; " + std::to_string(ac.over_budget) + " events not assembled (live events exceeded the memory budget)";
+  }
+  if (failed_blocks != 0) m += "; " + std::to_string(failed_blocks) + " blocks changed during the export";
+  if (!index.has_process) m += "; the spool has no Process record";
+  m += summary_error;
+  report.message = m;
+  return report;
+}
+
+}  // namespace
+
+ExportReport ExportSpool(const std::string& spool_path, const ExportOptions& options) {
+  // Nothing escapes: the plugin calls this at process exit, where an exception would terminate.
+  try {
+    return Run(spool_path, options);
+  } catch (const std::bad_alloc&) {
+    ExportReport r;
+    r.message = spool_path + ": export failed: out of memory";
+    return r;
+  } catch (const std::exception& e) {
+    ExportReport r;
+    r.message = spool_path + ": export failed: " + e.what();
+    return r;
+  } catch (...) {
+    ExportReport r;
+    r.message = spool_path + ": export failed";
+    return r;
+  }
+}
+
+}  // namespace katrace

@@ -1,0 +1,100 @@
+// Stage 2 of the export, the first pass over the spool: every block is read, CRC-checked and
+// decoded (in worker threads), and what the merge needs before it can start is collected: the
+// whole blocks per stream in order (with the merge key each begins at), the process identity,
+// clock calibration, interned strings, communicators (slot -> comm over time), the last loss
+// counters, and the GPU clock observations per communicator. Event records themselves are not
+// kept: the merge decodes the blocks again, one per stream at a time.
+#ifndef KATRACE_PLUGIN_EXPORT_SPOOL_INDEX_H_
+#define KATRACE_PLUGIN_EXPORT_SPOOL_INDEX_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "katrace/spool_format.h"
+#include "plugin/export/host_clock.h"
+#include "plugin/export/progress.h"
+#include "plugin/export/spool_reader.h"
+
+namespace katrace {
+namespace exporting {
+
+// One communicator: what its Comm record said, when it ended, and where its GPU stamps go.
+struct CommInstance {
+  uint16_t slot = 0;
+  uint64_t comm_hash = 0;
+  uint64_t ticks = 0;  // of the Comm record
+  int32_t rank = 0, nranks = 0, nnodes = 0, abi_version = 0;
+  std::string name;
+  bool ended = false;
+  uint64_t end_ticks = 0;  // CommEnd
+  // GPU placement (see gpu_placement.h): host_monotonic = gpu + gpu_offset_ns.
+  bool gpu_known = false;
+  int64_t gpu_best_ns = 0;    // smallest observation (host ns at the Start − the stamp)
+  int64_t gpu_offset_ns = 0;  // min(best, realtime prior); the prior when nothing was observed
+};
+
+struct IndexedBlock {
+  BlockRef ref;
+  uint64_t first_key = 0;  // merge key of its first record (running max of ticks in its stream)
+};
+
+// The smallest (ticks − stamp) among the GPU stamps one block carries for one slot, with the
+// tick range they came from (to tell which communicator of a reused slot they belong to).
+struct GpuObservation {
+  uint32_t block = 0;
+  uint16_t slot = 0;
+  uint64_t min_ticks = 0, max_ticks = 0;
+  uint64_t best_ticks = 0, best_gpu = 0;
+};
+
+struct SpoolIndex {
+  bool has_process = false;
+  spool::ProcessBody process{};
+  std::string host;
+  std::string trace_path;
+
+  int clocks = 0;
+  spool::ClockBody clock_first{}, clock_last{};
+  HostClock clock;
+
+  std::unordered_map<uint32_t, std::string> strings;
+  std::vector<CommInstance> comms;  // sorted by (slot, ticks)
+  bool has_counters = false;
+  spool::CountersBody counters{};  // element-wise max: the records are cumulative
+
+  std::vector<IndexedBlock> blocks;  // whole blocks, file order
+  std::vector<GpuObservation> observations;
+  uint64_t file_bytes = 0;
+  uint64_t bytes = 0;      // file header plus whole blocks
+  uint64_t raw_bytes = 0;  // decoded payload bytes of the whole blocks
+  bool clean_end = false;  // an End record was read
+  bool cut = false;        // the file goes on past the last whole block (or past End)
+  uint64_t cut_offset = 0;
+  std::string cut_reason;
+  bool has_ticks = false;
+  uint64_t first_tick = UINT64_MAX, last_tick = 0;
+  uint64_t malformed_records = 0;  // records that could not be framed or were too short
+  uint64_t unknown_records = 0;    // record types this exporter does not know (skipped)
+
+  // The communicator of |slot| at |ticks|: the latest Comm record at or before it, else the
+  // slot's first one; -1 when the slot never had one.
+  int CommIndexAt(uint16_t slot, uint64_t ticks) const;
+
+  std::unordered_map<uint16_t, std::vector<int>> comms_by_slot;  // indices into comms, by ticks
+};
+
+// The first pass. False (with |error|) only when nothing could be exported; a cut spool is
+// indexed up to its cut.
+bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolIndex* index, std::string* error);
+
+// Reads just enough of a spool (its first blocks) to return the Process record.
+bool PeekSpoolProcess(const std::string& path, spool::ProcessBody* process, std::string* host,
+                      std::string* trace_path, std::string* error);
+
+}  // namespace exporting
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_EXPORT_SPOOL_INDEX_H_

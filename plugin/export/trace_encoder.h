@@ -1,0 +1,105 @@
+// The boundary between the format-neutral layout and a trace file format. The layout decides
+// everything a viewer shows (tracks and their names and order, slices with typed args, flows,
+// counters, the closing totals); an encoder only writes it down. Chrome JSON
+// (chrome_json_encoder.h) is the one encoder today; a Perfetto protobuf encoder implements the
+// same interface without touching the layout. Times are ns relative to the trace base
+// (base_monotonic_ns); a track is a small integer the layout hands out.
+#ifndef KATRACE_PLUGIN_EXPORT_TRACE_ENCODER_H_
+#define KATRACE_PLUGIN_EXPORT_TRACE_ENCODER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "katrace/event_kinds.h"
+
+namespace katrace {
+namespace exporting {
+
+enum class ArgType : uint8_t {
+  kUint,
+  kInt,
+  kBool,
+  kString,
+  kTime,   // ns relative to the trace base (a point in time, shown like ts)
+  kHex64,  // a 64-bit id shown as 16 hex digits (communicator hashes)
+};
+
+struct Arg {
+  const char* key;
+  ArgType type;
+  uint64_t u;  // kUint, kBool, kHex64
+  int64_t i;   // kInt, kTime
+  std::string_view s;
+
+  static Arg Uint(const char* k, uint64_t v) { return Arg{k, ArgType::kUint, v, 0, {}}; }
+  static Arg Int(const char* k, int64_t v) { return Arg{k, ArgType::kInt, 0, v, {}}; }
+  static Arg Bool(const char* k, bool v) { return Arg{k, ArgType::kBool, v ? 1u : 0u, 0, {}}; }
+  static Arg Str(const char* k, std::string_view v) { return Arg{k, ArgType::kString, 0, 0, v}; }
+  static Arg Time(const char* k, int64_t ns) { return Arg{k, ArgType::kTime, 0, ns, {}}; }
+  static Arg Hex(const char* k, uint64_t v) { return Arg{k, ArgType::kHex64, v, 0, {}}; }
+};
+
+struct SliceEvent {
+  std::string_view name;
+  const char* category;
+  int track;
+  int64_t ts;
+  int64_t dur;
+  const Arg* args;
+  size_t nargs;
+};
+
+struct TraceProcess {
+  int rank = 0;
+  int os_pid = 0;
+  std::string host;
+  uint64_t base_realtime_ns = 0;
+  uint64_t base_monotonic_ns = 0;
+};
+
+struct FooterComm {
+  uint64_t comm_hash = 0;
+  std::string name;
+  int rank = 0, nranks = 0, abi_version = 0;
+  int64_t gpu_offset_ns = 0, gpu_offset_best_ns = 0;
+};
+
+// Everything the closing footer says; the same numbers feed the summary.
+struct TraceTotals {
+  int64_t end_ts = 0;
+  int mask = 0;
+  uint64_t events[kKindCount] = {};
+  uint64_t drops[kKindCount] = {};
+  uint64_t incomplete = 0, late_children = 0, overflow_moves = 0, waits = 0, io_errors = 0;
+  uint64_t strings_unnamed = 0;
+  int64_t gpu_offset_ns = 0, gpu_offset_error_ns = 0;
+  uint64_t gpu_offset_samples = 0;
+  uint64_t drain_seen = 0, drain_lost_overrun = 0, drain_abandoned = 0, drain_sampled_out = 0, drain_late = 0;
+  std::vector<FooterComm> comms;
+  uint64_t spool_blocks = 0, spool_bytes = 0, cut_offset = 0;
+  bool clean_end = false;
+};
+
+class TraceEncoder {
+ public:
+  virtual ~TraceEncoder() = default;
+  virtual void Begin(const TraceProcess& process) = 0;
+  // A new track, before its first slice; |sort_index| orders tracks within the process.
+  virtual void Track(int track, std::string_view name, int sort_index) = 0;
+  virtual void Slice(const SliceEvent& slice) = 0;
+  // An arrow from a point on one track to a point on another (host launch -> GPU work).
+  virtual void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) = 0;
+  // A process-level counter sample.
+  virtual void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) = 0;
+  // Closes the trace with its totals. Nothing may follow.
+  virtual void End(const TraceTotals& totals) = 0;
+};
+
+}  // namespace exporting
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_EXPORT_TRACE_ENCODER_H_
