@@ -99,7 +99,7 @@ TEST(TraceReaderTest, TellsWhyAFileCannotBeRead) {
   const ReadResult cut = ReadTrace(dir.Write("c.json", "{\"traceEvents\":[{\"a\":1},{\"a\""), &c);
   EXPECT_EQ(cut.status, ReadStatus::kTruncated);
   EXPECT_EQ(cut.message,
-            "truncated: input ends inside traceEvents after 1 complete events (no closing ']')");
+            "truncated: input ends inside traceEvents after 1 complete event (no closing ']')");
   const ReadResult bad = ReadTrace(dir.Write("b.json", "{\"traceEvents\":[{\"a\":1}}]}"), &c);
   EXPECT_EQ(bad.status, ReadStatus::kBadJson);
   EXPECT_NE(bad.message.find("line 1"), std::string::npos) << bad.message;

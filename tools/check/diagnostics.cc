@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "tools/common/utf8_text.h"
+
 namespace katrace::tools {
 
 Diagnostics::Diagnostics(std::string path, uint64_t max_per_code, FILE* out)
@@ -13,19 +15,27 @@ void Diagnostics::Report(Severity severity, const char* code, uint64_t line,
   (severity == Severity::kError ? errors_ : warnings_) += 1;
   if (++per_code_[code] > max_per_code_) return;
   const char* what = severity == Severity::kError ? "error" : "warning";
+  // A backstop for any message that quotes input at length: at most kMaxMessageBytes of it,
+  // cut on a character boundary, with bytes that are not UTF-8 repaired.
+  constexpr size_t kMaxMessageBytes = 1000;
+  std::string text;
+  AppendUtf8Repaired(std::string_view(message).substr(0, Utf8PrefixLength(message, kMaxMessageBytes)),
+                     &text);
+  if (text.size() < message.size() && message.size() > kMaxMessageBytes) text += "...";
   if (line > 0) {
     std::fprintf(out_, "%s:%llu: %s: %s [%s]\n", path_.c_str(),
-                 static_cast<unsigned long long>(line), what, message.c_str(), code);
+                 static_cast<unsigned long long>(line), what, text.c_str(), code);
   } else {
-    std::fprintf(out_, "%s: %s: %s [%s]\n", path_.c_str(), what, message.c_str(), code);
+    std::fprintf(out_, "%s: %s: %s [%s]\n", path_.c_str(), what, text.c_str(), code);
   }
 }
 
 void Diagnostics::PrintSuppressed() {
   for (const auto& [code, n] : per_code_) {
     if (n > max_per_code_) {
-      std::fprintf(out_, "%s: ... and %llu more [%s] problems\n", path_.c_str(),
-                   static_cast<unsigned long long>(n - max_per_code_), code.c_str());
+      std::fprintf(out_, "%s: ... and %llu more [%s] problem%s\n", path_.c_str(),
+                   static_cast<unsigned long long>(n - max_per_code_), code.c_str(),
+                   n - max_per_code_ == 1 ? "" : "s");
     }
   }
 }

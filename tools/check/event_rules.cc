@@ -4,6 +4,7 @@
 #include "tools/check/event_rules.h"
 
 #include "tools/common/event_kinds.h"
+#include "tools/common/utf8_text.h"
 
 namespace katrace::tools {
 namespace {
@@ -32,11 +33,21 @@ class Fields {
                      JsonTypeName(v));
   }
 
+  void OutOfRange(const char* key, const Json& v, const char* want) {
+    diag_->Error("field", line_,
+                 who_ + ": field '" + prefix_ + key + "' must be " + want + ", not " + v.dump());
+  }
+
   bool Int(const char* key, Need need, int64_t* out) {
     const Json* v = Get(key, need);
     if (v == nullptr) return false;
     if (AsInt64(*v, out)) return true;
-    BadType(key, *v, "an integer");
+    if (v->is_number_unsigned()) {
+      // An integer, just too big: the type alone would read "an integer, not integer".
+      OutOfRange(key, *v, "at most 9223372036854775807 (INT64_MAX)");
+    } else {
+      BadType(key, *v, "an integer");
+    }
     return false;
   }
 
@@ -44,7 +55,11 @@ class Fields {
     const Json* v = Get(key, need);
     if (v == nullptr) return false;
     if (AsUint64(*v, out)) return true;
-    BadType(key, *v, "a non-negative integer");
+    if (v->is_number_integer()) {
+      OutOfRange(key, *v, "non-negative");
+    } else {
+      BadType(key, *v, "a non-negative integer");
+    }
     return false;
   }
 
@@ -121,13 +136,17 @@ void CheckCollArgs(Fields& args, bool is_coll, EventFacts* f) {
   }
 }
 
-void CheckKernelChArgs(Fields& args, const EventFacts& f) {
+void CheckKernelChArgs(Fields& args, EventFacts* facts) {
+  const EventFacts& f = *facts;
   int64_t channel = 0;
   uint64_t start = 0, stop = 0;
   args.Int("channel", Need::kRequired, &channel);
   // A stamp that never arrived is absent; the slice then uses host times and says so.
   bool host_timed = false;
   args.Bool("host_timed", Need::kOptional, &host_timed);
+  // Host times say nothing about the GPU extent of the parent (a KernelCh stopped with NULL
+  // args has no stop stamp): the containment check leaves it out.
+  facts->host_timed = host_timed;
   const Need stamps = host_timed || f.unfinished ? Need::kOptional : Need::kRequired;
   const bool ok = args.Uint("gpu_start_ns", stamps, &start) & args.Uint("gpu_stop_ns", stamps, &stop);
   if (!ok || f.unfinished || host_timed) return;
@@ -158,8 +177,10 @@ void CheckKernelStepArgs(Fields& args, EventFacts* f) {
   uint64_t start = 0, ready = 0, stop = 0;
   const bool ok = args.Uint("gpu_start_ns", Need::kRequired, &start) &
                   args.Uint("gpu_ready_ns", Need::kRequired, &ready);
-  // An abandoned or incomplete step has no stop stamp.
-  const bool has_stop = args.Uint("gpu_stop_ns", f->unfinished ? Need::kOptional : Need::kRequired, &stop);
+  // A step whose stop never came (abandoned, incomplete, or the plugin saw no stop state) has
+  // no stop stamp; the plugin then ends it at its ready stamp, so it is checked as unfinished.
+  const bool has_stop = args.Uint("gpu_stop_ns", Need::kOptional, &stop);
+  if (!has_stop) f->unfinished = true;
   if (!ok) return;
   // gpu_start_ns 0 means the wait was not measured.
   if (start != 0 && ready < start) {
@@ -197,7 +218,7 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
     uint64_t hash = 0;
     if (!ParseCommHash(comm, &hash)) {
       top.diag()->Error("field", top.line(),
-                        top.who() + ": 'args.comm' must be 16 hex digits, not '" + comm + "'");
+                        top.who() + ": 'args.comm' must be 16 hex digits, not " + QuoteForMessage(comm));
     }
   }
   int64_t rank = 0;
@@ -206,7 +227,7 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
   if (cat == "Coll" || cat == "P2p") {
     CheckCollArgs(args, cat == "Coll", f);
   } else if (cat == "KernelCh") {
-    CheckKernelChArgs(args, *f);
+    CheckKernelChArgs(args, f);
   } else if (cat == "KernelStep") {
     CheckKernelStepArgs(args, f);
   } else if (cat == "CollGpu") {
@@ -233,7 +254,7 @@ void CheckSlice(Fields& top, EventFacts* f) {
     }
   }
   if (top.Str("cat", Need::kRequired, &f->cat) && !IsKnownKind(f->cat)) {
-    top.diag()->Warning("kind", top.line(), top.who() + ": unknown event kind '" + f->cat + "'");
+    top.diag()->Warning("kind", top.line(), top.who() + ": unknown event kind " + QuoteForMessage(f->cat));
   }
   CheckSliceArgs(top, f);
 }
@@ -254,7 +275,7 @@ void CheckMetadata(Fields& top, const EventFacts& f) {
     args.Int("sort_index", Need::kRequired, &number);
   } else {
     top.diag()->Warning("metadata", top.line(),
-                        top.who() + ": metadata '" + f.name + "' is not one katrace writes");
+                        top.who() + ": metadata " + QuoteForMessage(f.name) + " is not one katrace writes");
   }
 }
 
@@ -310,8 +331,12 @@ void CheckInstant(const Json& event, Fields& top, EventFacts* f) {
 
 std::string DescribeEvent(const EventFacts& f) {
   std::string out(1, f.ph == 0 ? '?' : f.ph);
-  if (!f.cat.empty()) out += " " + f.cat;
-  if (!f.name.empty()) out += (f.ph == 'M' ? " " : " \"") + f.name + (f.ph == 'M' ? "" : "\"");
+  // Names come from the file: quoted with a bounded length, since a hostile name can be huge.
+  if (!f.cat.empty()) out += " " + BoundedForMessage(f.cat, 40);
+  if (!f.name.empty()) {
+    const std::string name = BoundedForMessage(f.name, 80);
+    out += f.ph == 'M' ? " " + name : " \"" + name + "\"";
+  }
   return out;
 }
 

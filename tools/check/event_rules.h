@@ -35,6 +35,7 @@ struct EventFacts {
   int64_t gpu_start_ns = 0;
   int64_t gpu_end_ns = 0;
   bool unfinished = false;  // incomplete, or a KernelStep whose stop never came
+  bool host_timed = false;  // a KernelCh placed at host times (a GPU stamp never arrived)
   // Flow events (s/t/f): a hash of Perfetto's v1 flow identity (cat, name, id).
   bool has_flow_key = false;
   uint64_t flow_key = 0;

@@ -1,6 +1,8 @@
 // Metadata, header and footer rules (see metadata_rules.h).
 #include "tools/check/metadata_rules.h"
 
+#include "tools/common/plural.h"
+
 namespace katrace::tools {
 namespace {
 
@@ -115,7 +117,7 @@ void MetadataRules::Finish(bool whole_file) {
       diag_->Error("metadata", track.first_line,
                    "track pid " + std::to_string(key.first) + " tid " +
                        std::to_string(key.second) + " has no thread_name metadata (" +
-                       std::to_string(track.slices) + " events on it)");
+                       Plural(track.slices, "event") + " on it)");
     }
   }
   if (!whole_file) return;
@@ -223,7 +225,7 @@ void MetadataRules::CheckFooter() {
     }
     if (total > 0) {
       diag_->Warning("drops", 0,
-                     std::to_string(total) + " events were dropped (pool full): " + detail);
+                     Plural(total, "event") + (total == 1 ? " was" : " were") + " dropped (pool full): " + detail);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "tools/check/metadata_rules.h"
 #include "tools/check/parent_links.h"
 #include "tools/check/track_nesting.h"
+#include "tools/common/plural.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
@@ -23,6 +24,15 @@ class TraceChecker : public TraceVisitor {
         flows_(options.sort_memory_bytes / 8) {}
 
   bool OnEvent(const TraceEvent& event) override {
+    if (event.repaired_strings > 0) {
+      // Strict JSON parsers (Python's json, Perfetto's) reject such bytes; the reader has
+      // replaced them so the other checks still run.
+      diag_->Error("utf8", event.line,
+                   "event #" + std::to_string(event.index) + ": " +
+                       std::to_string(event.repaired_strings) +
+                       (event.repaired_strings == 1 ? " string holds" : " strings hold") +
+                       " bytes that are not UTF-8");
+    }
     EventFacts f;
     if (!CheckEventRules(event, diag_, &f)) return true;
     metadata_.OnEvent(event, f);
@@ -35,12 +45,14 @@ class TraceChecker : public TraceVisitor {
         links_.AddEvent(f.pid, f.id, f.cat, f.has_gpu_extent, f.gpu_start_ns, f.gpu_end_ns,
                         f.unfinished, event.index, event.line);
       }
+      // Neither an unfinished event nor one at host times can be held to a GPU extent.
+      const bool no_gpu_times = f.unfinished || f.host_timed;
       if (f.has_parent) {
-        links_.AddReference(f.pid, f.parent, f.cat, f.ts_ns, end_ns, f.unfinished, false,
+        links_.AddReference(f.pid, f.parent, f.cat, f.ts_ns, end_ns, no_gpu_times, false,
                             event.index, event.line);
       }
       if (f.has_coll_ref && (!f.has_parent || f.coll_ref != f.parent)) {
-        links_.AddReference(f.pid, f.coll_ref, f.cat, f.ts_ns, end_ns, f.unfinished, true,
+        links_.AddReference(f.pid, f.coll_ref, f.cat, f.ts_ns, end_ns, no_gpu_times, true,
                             event.index, event.line);
       }
     } else if ((f.ph == 's' || f.ph == 't' || f.ph == 'f') && f.has_ts) {
@@ -103,6 +115,9 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
     case ReadStatus::kNotATrace:
       diag.Error("json", 0, read.message);
       break;
+    case ReadStatus::kTooLarge:
+      diag.Error("limit", read.error_line, read.message);
+      break;
     case ReadStatus::kStopped:
       break;
   }
@@ -112,14 +127,13 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
   diag.PrintSuppressed();
   CheckSummary summary{read.events, diag.errors(), diag.warnings()};
   if (summary.errors > 0) {
-    std::fprintf(out, "%s: FAILED: %llu errors, %llu warnings in %llu events\n", path.c_str(),
-                 static_cast<unsigned long long>(summary.errors),
-                 static_cast<unsigned long long>(summary.warnings),
-                 static_cast<unsigned long long>(summary.events));
+    std::fprintf(out, "%s: FAILED: %s, %s in %s\n", path.c_str(),
+                 Plural(summary.errors, "error").c_str(),
+                 Plural(summary.warnings, "warning").c_str(),
+                 Plural(summary.events, "event").c_str());
   } else if (!options.quiet || summary.warnings > 0) {
-    std::fprintf(out, "%s: OK: %llu events, %llu warnings\n", path.c_str(),
-                 static_cast<unsigned long long>(summary.events),
-                 static_cast<unsigned long long>(summary.warnings));
+    std::fprintf(out, "%s: OK: %s, %s\n", path.c_str(), Plural(summary.events, "event").c_str(),
+                 Plural(summary.warnings, "warning").c_str());
   }
   return summary;
 }

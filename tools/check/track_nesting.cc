@@ -38,11 +38,22 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, Diagnostic
   }
   std::vector<Record> stack;
   uint32_t track = UINT32_MAX;
+  // The same-start rule in one pass: records of one start arrive longest first, so the open
+  // slices of this start that are strictly longer than the current record are those seen
+  // before the current end. Of those, the one latest in the file is the only one that can
+  // break the rule first, so only it is kept (a scan of the stack made 200k same-start slices
+  // quadratic). Slices of this start popped off the stack end at the start and so are never
+  // longer than a later record.
+  bool have_group = false;
+  int64_t group_start = 0, group_end = 0;
+  bool have_longer = false, have_at_end = false;
+  Record longer{}, at_end{};  // the latest-in-file of each set
   Record r;
   while (sorter_.Next(&r)) {
     if (r.track != track) {
       stack.clear();
       track = r.track;
+      have_group = false;
     }
     const std::string& track_name = track_names.at(r.track);
     if (r.is_point) {
@@ -66,18 +77,30 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, Diagnostic
                       " on track " + track_name + "; Perfetto moves one to an overflow track");
       continue;  // as Perfetto does, keep the first one on the track
     }
-    for (auto it = stack.rbegin(); it != stack.rend() && it->start_ns == r.start_ns; ++it) {
-      if (it->end_ns > r.end_ns && it->index > r.index) {
-        diag->Error("nesting", r.line,
-                    "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
-                        " starts with the longer event #" + std::to_string(it->index) +
-                        " (line " + std::to_string(it->line) + ") " +
-                        Span(it->start_ns, it->end_ns) + " on track " + track_name +
-                        " but comes first in the file; Perfetto keeps file order for equal "
-                        "ts, so the longer one cannot nest (write same-start parents first)");
-        break;
-      }
+    if (!have_group || r.start_ns != group_start) {
+      have_group = true;
+      group_start = r.start_ns;
+      group_end = r.end_ns;
+      have_longer = have_at_end = false;
+    } else if (r.end_ns != group_end) {
+      // Everything seen at the previous end is strictly longer than this record.
+      if (have_at_end && (!have_longer || at_end.index > longer.index)) longer = at_end;
+      have_longer |= have_at_end;
+      have_at_end = false;
+      group_end = r.end_ns;
     }
+    if (have_longer && longer.index > r.index) {
+      const Record& it = longer;
+      diag->Error("nesting", r.line,
+                  "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
+                      " starts with the longer event #" + std::to_string(it.index) + " (line " +
+                      std::to_string(it.line) + ") " + Span(it.start_ns, it.end_ns) +
+                      " on track " + track_name +
+                      " but comes first in the file; Perfetto keeps file order for equal "
+                      "ts, so the longer one cannot nest (write same-start parents first)");
+    }
+    if (!have_at_end || r.index > at_end.index) at_end = r;
+    have_at_end = true;
     stack.push_back(r);
   }
   if (!sorter_.error().empty()) diag->Error("internal", 0, sorter_.error());

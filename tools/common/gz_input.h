@@ -25,6 +25,10 @@ class GzInput : public std::streambuf {
   // Fails with a readable reason for a missing, unreadable or non-regular file.
   bool Open(const std::string& path, std::string* error);
 
+  // Consumes JSON blanks (space, tab, CR, LF) straight from the buffer and returns the next
+  // byte unconsumed, or EOF: a file of gigabytes of blanks then costs what inflating it costs.
+  int SkipBlanksAndPeek();
+
   // 1-based line of the next unread byte. Amortised O(1): each byte is counted once.
   uint64_t CurrentLine();
   // Uncompressed bytes handed to the reader so far.

@@ -2,12 +2,13 @@
 // DOM only for one event (or for otherData) at a time and skips everything else.
 #include "tools/common/trace_reader.h"
 
-#include <istream>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "tools/common/gz_input.h"
+#include "tools/common/json_stream_parser.h"
+#include "tools/common/plural.h"
 #include "tools/common/progress.h"
 
 namespace katrace::tools {
@@ -53,7 +54,10 @@ class DomBuilder {
 
 class TraceSax : public nlohmann::json_sax<Json> {
  public:
-  TraceSax(GzInput* input, TraceVisitor* visitor) : input_(input), visitor_(visitor) {}
+  TraceSax(GzInput* input, TraceVisitor* visitor, const ReadOptions& options)
+      : input_(input), visitor_(visitor), options_(options) {}
+  // The parser's count of repaired strings, read when an event completes.
+  void set_repaired_counter(const JsonStreamParser* parser) { parser_ = parser; }
 
   bool null() override { return Scalar(Json(nullptr)); }
   bool boolean(bool value) override { return Scalar(Json(value)); }
@@ -66,6 +70,7 @@ class TraceSax : public nlohmann::json_sax<Json> {
   bool binary(binary_t& /*value*/) override { return Scalar(Json(nullptr)); }
 
   bool key(string_t& key) override {
+    if (!WithinLimit()) return false;
     if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
       builder_.Key(key);
     } else if (capture_ == Capture::kNone && depth_ == 1) {
@@ -79,14 +84,15 @@ class TraceSax : public nlohmann::json_sax<Json> {
   bool end_object() override { return EndContainer(); }
   bool end_array() override { return EndContainer(); }
 
-  bool parse_error(std::size_t position, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& ex) override {
-    error_position_ = position;
-    error_text_ = ex.what();
+  // The parser reports its own errors; this is only here to complete the interface.
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
     return false;
   }
 
   bool stopped() const { return stopped_; }
+  // Set when a capture outgrew its cap; the parse then stopped.
+  const std::string& limit_error() const { return limit_error_; }
   bool saw_trace_events() const { return saw_trace_events_; }
   bool in_events() const { return in_events_; }
   bool events_closed() const { return events_closed_; }
@@ -95,15 +101,29 @@ class TraceSax : public nlohmann::json_sax<Json> {
   bool top_level_scalar() const { return top_level_scalar_; }
   uint64_t events() const { return next_index_; }
   uint64_t delivered() const { return delivered_; }
-  size_t error_position() const { return error_position_; }
-  const std::string& error_text() const { return error_text_; }
 
  private:
   enum class Capture { kNone, kEvent, kOtherData, kSkip };
 
   bool AtEventLevel() const { return in_events_ && depth_ == events_depth_; }
 
+  uint64_t RepairedSoFar() const { return parser_ == nullptr ? 0 : parser_->repaired_strings(); }
+
+  // An event or footer is held as a DOM while it is read, so its size is what bounds memory;
+  // the caps are far above anything katrace writes (an event is a few hundred bytes).
+  bool WithinLimit() {
+    if (capture_ != Capture::kEvent && capture_ != Capture::kOtherData) return true;
+    const uint64_t cap = capture_ == Capture::kEvent ? options_.max_event_bytes
+                                                     : options_.max_other_data_bytes;
+    if (input_->bytes_read() - capture_start_byte_ <= cap) return true;
+    limit_error_ = std::string(capture_ == Capture::kEvent ? "event #" + std::to_string(event_.index)
+                                                           : std::string("otherData")) +
+                   " is larger than " + std::to_string(cap >> 20) + " MiB (the limit)";
+    return false;
+  }
+
   bool Scalar(Json&& value) {
+    if (!WithinLimit()) return false;
     if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
       builder_.Value(std::move(value));
     } else if (capture_ == Capture::kNone) {
@@ -117,6 +137,7 @@ class TraceSax : public nlohmann::json_sax<Json> {
   }
 
   bool StartContainer(bool is_object) {
+    if (!WithinLimit()) return false;
     if (capture_ == Capture::kNone) {
       if (depth_ == 0) {
         if (!is_object) {
@@ -132,6 +153,8 @@ class TraceSax : public nlohmann::json_sax<Json> {
           capture_ = Capture::kEvent;
           event_.index = next_index_++;
           event_.line = input_->CurrentLine();
+          event_.repaired_strings = RepairedSoFar();
+          capture_start_byte_ = input_->bytes_read();
           builder_.Reset();
         } else {
           visitor_->OnNonObjectEvent(next_index_++, input_->CurrentLine());
@@ -146,6 +169,7 @@ class TraceSax : public nlohmann::json_sax<Json> {
         return true;
       } else if (depth_ == 1 && top_key_ == "otherData" && is_object) {
         capture_ = Capture::kOtherData;
+        capture_start_byte_ = input_->bytes_read();
         builder_.Reset();
       } else {
         capture_ = Capture::kSkip;
@@ -178,6 +202,7 @@ class TraceSax : public nlohmann::json_sax<Json> {
     capture_ = Capture::kNone;
     if (finished == Capture::kEvent) {
       event_.json = std::move(builder_.root());
+      event_.repaired_strings = RepairedSoFar() - event_.repaired_strings;
       ++delivered_;
       if (!visitor_->OnEvent(event_)) {
         stopped_ = true;
@@ -192,6 +217,10 @@ class TraceSax : public nlohmann::json_sax<Json> {
 
   GzInput* input_;
   TraceVisitor* visitor_;
+  const ReadOptions& options_;
+  const JsonStreamParser* parser_ = nullptr;
+  uint64_t capture_start_byte_ = 0;
+  std::string limit_error_;
   DomBuilder builder_;
   TraceEvent event_;
   Capture capture_ = Capture::kNone;
@@ -207,20 +236,12 @@ class TraceSax : public nlohmann::json_sax<Json> {
   bool stopped_ = false;
   uint64_t next_index_ = 0;
   uint64_t delivered_ = 0;
-  size_t error_position_ = 0;
-  std::string error_text_;
 };
-
-// nlohmann's message minus its "[json.exception.parse_error.101] " prefix.
-std::string CleanParseError(const std::string& text) {
-  const size_t bracket = text.find("] ");
-  return bracket == std::string::npos ? text : text.substr(bracket + 2);
-}
 
 std::string TruncationMessage(const TraceSax& sax) {
   if (sax.in_events()) {
-    return "truncated: input ends inside traceEvents after " + std::to_string(sax.delivered()) +
-           " complete events (no closing ']')";
+    return "truncated: input ends inside traceEvents after " +
+           Plural(sax.delivered(), "complete event") + " (no closing ']')";
   }
   if (sax.in_other_data()) return "truncated: input ends inside otherData (no footer)";
   if (sax.events_closed()) return "truncated: input ends after traceEvents (no closing '}')";
@@ -240,12 +261,13 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
   }
   Progress progress(options.tool, path, input.file_size(), options.progress_min_bytes);
   input.set_on_refill([&progress](uint64_t done, uint64_t) { progress.Update(done); });
-  std::istream stream(&input);
-  TraceSax sax(&input, visitor);
-  bool parsed = false;
+  TraceSax sax(&input, visitor, options);
+  JsonStreamParser parser(&input, &sax);
+  sax.set_repaired_counter(&parser);
+  JsonParseStatus parsed = JsonParseStatus::kSyntax;
   try {
-    parsed = Json::sax_parse(stream, &sax);
-  } catch (const std::exception& ex) {
+    parsed = parser.Parse();
+  } catch (const std::exception& ex) {  // a visitor's or the DOM's (std::bad_alloc)
     result.status = ReadStatus::kBadJson;
     result.message = std::string("cannot parse: ") + ex.what();
   }
@@ -254,9 +276,19 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
   result.bytes = input.bytes_read();
   result.is_gzip = input.is_gzip();
   result.has_other_data = sax.saw_other_data();
+  result.repaired_strings = parser.repaired_strings();
   if (!result.message.empty()) return result;
   if (sax.stopped()) {
     result.status = ReadStatus::kStopped;
+    return result;
+  }
+  const std::string at_byte = " (line " + std::to_string(input.CurrentLine()) + ", byte " +
+                              std::to_string(result.bytes) + ")";
+  if (!sax.limit_error().empty() || parsed == JsonParseStatus::kLimit) {
+    result.status = ReadStatus::kTooLarge;
+    result.error_line = input.CurrentLine();
+    result.message = "cannot read: " +
+                     (sax.limit_error().empty() ? parser.message() : sax.limit_error()) + at_byte;
     return result;
   }
   if (!input.error().empty()) {
@@ -265,15 +297,16 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
     result.message = input.error() + "; " + TruncationMessage(sax);
     return result;
   }
-  if (!parsed) {
+  if (parsed == JsonParseStatus::kEndOfInput) {
     result.error_line = input.CurrentLine();
-    if (input.at_eof()) {
-      result.status = ReadStatus::kTruncated;
-      result.message = result.bytes == 0 ? "empty file" : TruncationMessage(sax);
-    } else {
-      result.status = ReadStatus::kBadJson;
-      result.message = "invalid JSON: " + CleanParseError(sax.error_text());
-    }
+    result.status = ReadStatus::kTruncated;
+    result.message = result.bytes == 0 ? "empty file" : TruncationMessage(sax);
+    return result;
+  }
+  if (parsed == JsonParseStatus::kSyntax) {
+    result.error_line = input.CurrentLine();
+    result.status = ReadStatus::kBadJson;
+    result.message = "invalid JSON: " + parser.message() + at_byte;
     return result;
   }
   if (!sax.saw_trace_events()) {

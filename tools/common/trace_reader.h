@@ -1,5 +1,5 @@
 // Streams a Chrome-JSON trace (object form {"traceEvents":[...],"otherData":{...}} or a bare
-// array) through nlohmann's SAX parser and hands each event to a visitor as a small DOM, one at a
+// array) through a bounded SAX parser (json_stream_parser.h) and hands each event to a visitor as a small DOM, one at a
 // time, so memory is bounded by the largest single event whatever the file size. Also reports
 // why a file could not be read: missing, truncated, invalid JSON, or not a trace at all.
 // Thread safety: none; one reader per file.
@@ -17,6 +17,8 @@ struct TraceEvent {
   Json json;           // the event object
   uint64_t index = 0;  // position in traceEvents, from 0
   uint64_t line = 0;   // 1-based line of its opening brace
+  // Strings of this event whose bytes were not UTF-8 and now hold U+FFFD instead.
+  uint64_t repaired_strings = 0;
 };
 
 class TraceVisitor {
@@ -37,6 +39,7 @@ enum class ReadStatus {
   kTruncated,  // input ended early (crashed writer, cut copy, truncated gzip)
   kBadJson,    // a syntax error before the end
   kNotATrace,  // valid JSON without a traceEvents array
+  kTooLarge,   // a string, number, nesting or event past the reader's limits (see ReadOptions)
 };
 
 struct ReadResult {
@@ -47,6 +50,7 @@ struct ReadResult {
   uint64_t error_line = 0;
   bool is_gzip = false;
   bool has_other_data = false;
+  uint64_t repaired_strings = 0;  // strings with bytes that were not UTF-8, whole file
   bool ok() const { return status == ReadStatus::kOk || status == ReadStatus::kStopped; }
 };
 
@@ -54,6 +58,10 @@ struct ReadOptions {
   // Progress lines on stderr for files at least this big (0 = never), prefixed by |tool|.
   uint64_t progress_min_bytes = 0;
   std::string tool;
+  // Caps that keep memory bounded on hostile files: one event (or the otherData footer) may
+  // span at most this many input bytes; tokens and nesting are capped by JsonLimits.
+  uint64_t max_event_bytes = uint64_t{16} << 20;
+  uint64_t max_other_data_bytes = uint64_t{64} << 20;
 };
 
 ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor,

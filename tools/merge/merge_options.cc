@@ -1,6 +1,8 @@
 // katrace-merge argument parsing (see merge_options.h).
 #include "tools/merge/merge_options.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "tools/common/event_kinds.h"
@@ -106,6 +108,22 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
   if (!error.empty()) {
     std::fprintf(stderr, "katrace-merge: %s\n%s", error.c_str(), kMergeUsage);
     return 2;
+  }
+  // The output replaces its path only at the end, but then an input named as the output would
+  // be gone: compared by inode, so "./x" and "x" or a hard link are caught too.
+  struct stat out_st;
+  if (options->output != "-" && stat(options->output.c_str(), &out_st) == 0) {
+    for (const std::string& input : options->inputs) {
+      struct stat in_st;
+      if (stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+          in_st.st_ino == out_st.st_ino) {
+        std::fprintf(stderr,
+                     "katrace-merge: the output %s is also an input (%s); refusing to "
+                     "overwrite it\n",
+                     options->output.c_str(), input.c_str());
+        return 2;
+      }
+    }
   }
   if (options->output != "-" && options->output.size() >= 3 &&
       options->output.compare(options->output.size() - 3, 3, ".gz") == 0) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/common/output_file.h"
+#include "tools/common/plural.h"
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
@@ -43,6 +44,24 @@ uint64_t UncompressedSizeGuess(const std::string& path, uint64_t file_size) {
   }
   std::fclose(f);
   return guess;
+}
+
+// Whole and with its footer; |why| says what is missing otherwise. A full read, so only used
+// when two inputs claim one rank.
+bool IsCompleteTrace(const std::string& path, std::string* why) {
+  struct Nothing : TraceVisitor {
+    bool OnEvent(const TraceEvent& /*event*/) override { return true; }
+  } nothing;
+  const ReadResult read = ReadTrace(path, &nothing);
+  if (read.status != ReadStatus::kOk) {
+    *why = read.message;
+    return false;
+  }
+  if (!read.has_other_data) {
+    *why = "no footer";
+    return false;
+  }
+  return true;
 }
 
 // Warns once, as soon as the output passes the size Perfetto's web UI handles comfortably.
@@ -187,9 +206,24 @@ int RunMerge(const MergeOptions& options) {
     }
     if (!kept.empty() && !kept.back().header.rebased &&
         kept.back().header.rank == input.header.rank) {
-      std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s; left out\n",
-                   input.path.c_str(), static_cast<long long>(input.header.rank),
-                   kept.back().path.c_str());
+      // Two files claim one rank (a rerun, a copy, a crashed attempt): the complete one is the
+      // one to merge, whichever came first on the command line.
+      std::string kept_why, input_why;
+      const bool kept_complete = IsCompleteTrace(kept.back().path, &kept_why);
+      const bool input_complete = IsCompleteTrace(input.path, &input_why);
+      if (input_complete && !kept_complete) {
+        std::fprintf(stderr,
+                     "katrace-merge: warning: rank %lld is in %s and %s; %s is incomplete (%s), "
+                     "so %s is merged and %s left out\n",
+                     static_cast<long long>(input.header.rank), kept.back().path.c_str(),
+                     input.path.c_str(), kept.back().path.c_str(), kept_why.c_str(),
+                     input.path.c_str(), kept.back().path.c_str());
+        kept.back() = input;
+      } else {
+        std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s; left out\n",
+                     input.path.c_str(), static_cast<long long>(input.header.rank),
+                     kept.back().path.c_str());
+      }
       had_problems = true;
       continue;
     }
@@ -255,9 +289,11 @@ int RunMerge(const MergeOptions& options) {
     if (read.status != ReadStatus::kOk) {
       problem = read.message;
       had_problems = true;
-      std::fprintf(stderr, "katrace-merge: %s: %s; its first %llu events are merged\n",
-                   input.path.c_str(), read.message.c_str(),
-                   static_cast<unsigned long long>(read.events));
+      std::fprintf(stderr, "katrace-merge: %s: %s; %s merged\n", input.path.c_str(),
+                   read.message.c_str(),
+                   read.events == 1 ? "its first event is"
+                                    : ("its first " + std::to_string(read.events) + " events are")
+                                          .c_str());
     } else if (pass.footer() == nullptr) {
       problem = "no footer (otherData.katrace)";
       std::fprintf(stderr, "katrace-merge: %s: warning: %s\n", input.path.c_str(),
@@ -273,9 +309,9 @@ int RunMerge(const MergeOptions& options) {
     return 2;
   }
   if (!options.quiet) {
-    std::fprintf(stderr, "katrace-merge: wrote %s: %llu events from %zu files, %s of JSON\n",
-                 options.output.c_str(), static_cast<unsigned long long>(total_written),
-                 kept.size(), HumanBytes(out.bytes_written()).c_str());
+    std::fprintf(stderr, "katrace-merge: wrote %s: %s from %s, %s of JSON\n",
+                 options.output.c_str(), Plural(total_written, "event").c_str(),
+                 Plural(kept.size(), "file").c_str(), HumanBytes(out.bytes_written()).c_str());
   }
   return had_problems ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #include "tools/stats/report_writer.h"
 
 #include "common/summary_table.h"
+#include "tools/common/plural.h"
 
 #include <algorithm>
 #include <charconv>
@@ -226,11 +227,10 @@ std::vector<Part> Parts(const StatsState& state, const StatsOptions& options) {
 }
 
 std::string Preamble(const StatsState& state) {
-  return "katrace-stats: " + std::to_string(state.files_read + state.files_failed) + " files (" +
+  return "katrace-stats: " + Plural(state.files_read + state.files_failed, "file") + " (" +
          std::to_string(state.files_failed) + " with problems), " +
-         std::to_string(state.ranks.size()) + " ranks, " + std::to_string(state.events) +
-         " events; " + std::to_string(state.incomplete_left_out) +
-         " incomplete events left out";
+         Plural(state.ranks.size(), "rank") + ", " + Plural(state.events, "event") + "; " +
+         Plural(state.incomplete_left_out, "incomplete event") + " left out";
 }
 
 std::string StragglerPreamble(const StatsState& state, const StatsOptions& options) {

@@ -162,7 +162,8 @@ bool CollectStats(const std::string& path, const StatsOptions& options, StatsSta
     problem = "no events; left out";
   } else if (!read.ok()) {
     problem = read.message;
-    if (read.events > 0) problem += "; its first " + std::to_string(read.events) + " events count";
+    if (read.events == 1) problem += "; its first event counts";
+    if (read.events > 1) problem += "; its first " + std::to_string(read.events) + " events count";
   }
   if (problem.empty()) {
     ++state->files_read;
