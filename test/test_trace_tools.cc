@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -539,8 +540,88 @@ TEST_F(TraceToolsTest, MergeLeavesOutBadInputsAndGoesOn) {
             0u);
 }
 
+TEST_F(TraceToolsTest, MergeRefusesToOverwriteItsInput) {
+  const std::string input = Put("in.json", valid_);
+  for (const std::string& out : {input, (dir_ / "." / "in.json").string()}) {
+    const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + input);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("is also an input"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(ReadText(input), valid_);
+}
+
+TEST_F(TraceToolsTest, MergeTakesTheCompleteOneOfTwoFilesForARank) {
+  std::vector<std::string> job = WriteJob(2);
+  const std::string text = ReadText(job[1]);
+  const std::string cut = Put("rank1cut.json", text.substr(0, text.size() / 2));
+  const std::string out = (dir_ / "m.json").string();
+  // The cut copy comes first on the command line and would win by order alone.
+  const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + cut + " " + job[0] + " " +
+                                                    job[1]);
+  EXPECT_NE(r.output.find("warning: rank 1 is in " + cut + " and " + job[1]), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("so " + job[1] + " is merged"), std::string::npos) << r.output;
+  const ReadBack merged = ReadTraceFile(out);
+  ASSERT_TRUE(merged.other_data["katrace"]["inputs"].is_array());
+  for (const Json& input : merged.other_data["katrace"]["inputs"]) {
+    EXPECT_EQ(input.dump().find("rank1cut"), std::string::npos) << input.dump();
+  }
+  // Both complete: the first stays, the other is left out as before.
+  const ToolResult again = RunTool("katrace-merge", "-o " + out + " " + job[1] + " " +
+                                                        Put("rank1copy.json", text));
+  EXPECT_NE(again.output.find("rank1copy.json: rank 1 is already in"), std::string::npos)
+      << again.output;
+}
+
+TEST_F(TraceToolsTest, CountsAgreeWithTheirNouns) {
+  const ToolResult one_error = RunTool(
+      "katrace-check", Put("one.json", Edit(valid_, "\"algo\":\"Ring\"", "\"algo\":7")));
+  EXPECT_NE(one_error.output.find("FAILED: 1 error, 0 warnings in 19 events"), std::string::npos)
+      << one_error.output;
+  const std::string out = (dir_ / "m.json").string();
+  const ToolResult merge = RunTool("katrace-merge", "-o " + out + " " + Put("v.json", valid_));
+  EXPECT_NE(merge.output.find("events from 1 file, "), std::string::npos) << merge.output;
+}
+
+TEST_F(TraceToolsTest, CheckSaysWhyAnIntegerAboveInt64MaxIsRejected) {
+  const ToolResult r = RunTool("katrace-check",
+                               Put("big.json", Edit(valid_, "\"seq\":0", "\"seq\":9223372036854775808")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("field 'args.seq' must be at most 9223372036854775807 (INT64_MAX), not "
+                          "9223372036854775808"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("not integer"), std::string::npos) << r.output;
+}
+
+TEST_F(TraceToolsTest, CheckAcceptsHostTimedKernelChAndKernelStepWithoutStop) {
+  // A KernelCh stopped with NULL args: no stop stamp, placed at host times, which need not lie
+  // inside its Coll's GPU extent.
+  std::string kernel_ch = Edit(valid_, ",\"gpu_start_ns\":5000040000,\"gpu_stop_ns\":5000044000}}",
+                               ",\"gpu_start_ns\":5000040000,\"host_timed\":true}}");
+  kernel_ch = Edit(kernel_ch, "\"cat\":\"KernelCh\",\"ph\":\"X\",\"pid\":0,\"tid\":3,\"ts\":40.000",
+                   "\"cat\":\"KernelCh\",\"ph\":\"X\",\"pid\":0,\"tid\":3,\"ts\":12.000");
+  ToolResult r = RunTool("katrace-check", Put("kch.json", kernel_ch));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // A KernelStep that never saw a stop state: no gpu_stop_ns, not marked abandoned.
+  r = RunTool("katrace-check",
+              Put("kstep.json", Edit(valid_, ",\"gpu_stop_ns\":5000043000,\"abandoned\":false}}",
+                                     "}}")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // ---------------------------------------------------------------------------------------------
 // katrace-stats
+
+TEST_F(TraceToolsTest, StatsOnNothingReadablePrintsOneErrorAndNoTables) {
+  for (const std::string& input : {(dir_ / "missing.json").string(),
+                                   Put("cut.json", valid_.substr(0, 40))}) {
+    const ToolResult r = RunTool("katrace-stats", input);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_EQ(r.output.rfind("katrace-stats: " + input + ": ", 0), 0u) << r.output;
+  }
+}
 
 Json StatsJson(const std::string& args) {
   const ToolResult r = RunTool("katrace-stats", "--format json " + args);
