@@ -8,3 +8,8 @@ $(BUILD)/bench/writer_bench: $(BUILD)/obj/bench/writer_bench.o | $(PLUGIN_SO)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 
 BENCH_BINS += $(BUILD)/bench/plugin_callback_bench $(BUILD)/bench/writer_bench
+
+$(BUILD)/bench/sustained_bench: $(BUILD)/obj/bench/sustained_bench.o | $(PLUGIN_SO)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+BENCH_BINS += $(BUILD)/bench/sustained_bench

@@ -1,5 +1,7 @@
 #include "plugin/config.h"
 
+#include "plugin/handle_codec.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -10,8 +12,9 @@
 namespace katrace {
 namespace {
 
-// A pool slot index travels in 21 bits of the handle (see handle_codec.h).
-constexpr uint32_t kMaxPoolSize = 1u << 21;
+// A pool slot index travels in 21 bits of the handle, the top value meaning "untracked" (see
+// handle_codec.h).
+constexpr uint32_t kMaxPoolSize = kUntrackedSlot;
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
@@ -186,13 +189,62 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
     read_size(std::string("NCCL_PROFILE_") + kKindInfo[i].pool_env + "_POOL_SIZE", &c.pool_size[i]);
     read_size(std::string("KATRACE_POOL_") + kKindInfo[i].pool_env, &c.pool_size[i]);
   }
-  if (const char* v = env("KATRACE_QUEUE_RECORDS")) {
+  if (env("KATRACE_QUEUE_RECORDS") != nullptr) {
+    warn("KATRACE_QUEUE_RECORDS is no longer used: callbacks write to per-thread buffers "
+         "(KATRACE_BUFFER_MB, KATRACE_THREAD_BUFFER_KB)");
+  }
+  auto read_range = [&](const char* var, uint64_t lo, uint64_t hi, uint64_t* out) {
+    const char* v = env(var);
+    if (v == nullptr) return false;
     uint64_t n = 0;
-    if (!ParseUnsigned(v, 1u << 24, &n) || n < 64) {
-      warn(std::string("KATRACE_QUEUE_RECORDS='") + v + "' is not in 64..16777216; using " +
-           std::to_string(c.queue_records));
+    if (!ParseUnsigned(v, hi, &n) || n < lo) {
+      warn(std::string(var) + "='" + v + "' is not in " + std::to_string(lo) + ".." + std::to_string(hi) +
+           "; using " + std::to_string(*out));
+      return false;
+    }
+    *out = n;
+    return true;
+  };
+  uint64_t kb = c.thread_buffer_bytes >> 10;
+  if (read_range("KATRACE_THREAD_BUFFER_KB", 64, 65536, &kb)) {
+    uint64_t pow2 = 64;
+    while (pow2 * 2 <= kb) pow2 *= 2;
+    if (pow2 != kb) warn("KATRACE_THREAD_BUFFER_KB=" + std::to_string(kb) + " rounded down to " + std::to_string(pow2));
+    kb = pow2;
+  }
+  c.thread_buffer_bytes = kb << 10;
+  uint64_t mb = c.buffer_budget_bytes >> 20;
+  read_range("KATRACE_BUFFER_MB", 1, 1u << 20, &mb);
+  c.buffer_budget_bytes = mb << 20;
+  if (c.buffer_budget_bytes < c.thread_buffer_bytes) {
+    warn("KATRACE_BUFFER_MB=" + std::to_string(mb) + " is smaller than one thread buffer (" + std::to_string(kb) +
+         " KiB); using one thread buffer's worth");
+    c.buffer_budget_bytes = c.thread_buffer_bytes;
+  }
+  if (const char* v = env("KATRACE_ON_FULL")) {
+    std::string t = Lower(Trim(v));
+    if (t == "drop" || t == "wait") {
+      c.drop_when_full = t == "drop";
     } else {
-      c.queue_records = static_cast<uint32_t>(n);
+      warn(std::string("KATRACE_ON_FULL='") + v + "' is neither 'wait' nor 'drop'; using 'wait'");
+    }
+  }
+  if (const char* v = env("KATRACE_SPOOL_COMPRESS")) {
+    std::string t = Lower(Trim(v));
+    if (t == "lz4" || t == "none") {
+      c.compress_spool = t == "lz4";
+    } else {
+      warn(std::string("KATRACE_SPOOL_COMPRESS='") + v + "' is neither 'lz4' nor 'none'; using 'lz4'");
+    }
+  }
+  ReadBool(env, warn, "KATRACE_EXPORT", &c.export_trace);
+  ReadBool(env, warn, "KATRACE_KEEP_SPOOL", &c.keep_spool);
+  if (const char* v = env("KATRACE_CLOCK")) {
+    std::string t = Lower(Trim(v));
+    if (t == "auto" || t == "tsc" || t == "monotonic") {
+      c.clock = t;
+    } else {
+      warn(std::string("KATRACE_CLOCK='") + v + "' is not auto, tsc or monotonic; using 'auto'");
     }
   }
   return c;

@@ -31,7 +31,14 @@ struct Config {
   std::string summary_path;  // empty: next to the trace, "<trace>.summary.txt"
   bool nvtx = true;
   uint32_t pool_size[kKindCount] = {};
-  uint32_t queue_records = 1u << 16;  // writer queue capacity, in records
+  // Capture buffers: one per thread (a power of two), all of them within the budget.
+  uint64_t thread_buffer_bytes = 1u << 20;
+  uint64_t buffer_budget_bytes = 64u << 20;
+  bool drop_when_full = false;  // KATRACE_ON_FULL=drop; default wait
+  bool compress_spool = true;   // KATRACE_SPOOL_COMPRESS=lz4|none
+  bool export_trace = true;     // KATRACE_EXPORT=on|off: build the trace at the end, or keep the spool
+  bool keep_spool = false;      // KATRACE_KEEP_SPOOL=1: keep the spool after a successful export
+  std::string clock = "auto";   // KATRACE_CLOCK=auto|tsc|monotonic
 };
 
 // Lookup of an environment variable; returns nullptr when unset. Injected so tests need not

@@ -13,7 +13,6 @@
 #include <memory>
 
 #include "plugin/bounded_mpmc_queue.h"
-#include "plugin/event_record.h"
 #include "plugin/slot_state.h"
 
 namespace katrace {
@@ -21,17 +20,21 @@ namespace katrace {
 // The fixed tag at offset 0 of every slot: "KATRACE" + format version.
 constexpr uint64_t kSlotTag = 0x4b41545241434501ull;
 
+// What a live event needs while NCCL holds its handle: the event itself is in the capture
+// buffer, so a slot carries only identity, life state and the few facts its children copy.
 struct EventSlot {
   uint64_t tag = kSlotTag;
   std::atomic<uint64_t> state{0};  // see slot_state.h
-  // Coll/P2p: GPU extent of the children, in %globaltimer ns.
-  std::atomic<uint64_t> gpu_min{UINT64_MAX};
-  std::atomic<uint64_t> gpu_max{0};
   // (generation << 40) | record id of the last completed occupant.
   std::atomic<uint64_t> tombstone{0};
   void* parent_handle = nullptr;  // encoded handle whose hold this event owns, or null
+  uint64_t id = 0;
   uint64_t nvtx_range = 0;
-  EventRecord rec{};
+  uint32_t func = 0;      // interned func name, copied by KernelCh/KernelStep children
+  int32_t peer = 0;       // ProxyOp: copied by its ProxySteps
+  uint8_t channel = 0;    // ProxyOp
+  uint8_t direction = 0;  // ProxyOp: 1 send, 2 recv
+  bool recorded = false;  // its Start reached the capture buffer, so its State/Stop go there too
 };
 
 class EventPool {
@@ -45,6 +48,8 @@ class EventPool {
   }
 
   uint32_t size() const { return size_; }
+  // Memory the pool holds (slots and free list), for the retired-pool budget.
+  size_t bytes() const { return static_cast<size_t>(size_) * (sizeof(EventSlot) + 2 * sizeof(uint64_t)); }
   EventSlot& slot(uint32_t i) { return slots_[i]; }
 
   // Returns false when every slot is live. The queue's pop can fail for a moment while another

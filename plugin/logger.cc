@@ -1,17 +1,21 @@
 #include "plugin/logger.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 namespace katrace {
 namespace {
 
 std::atomic<ncclDebugLogger_t> g_logger{nullptr};
+// NCCL prints nothing of its logger's output unless NCCL_DEBUG is set; warnings must still reach
+// the user then.
+const bool g_nccl_debug_unset = getenv("NCCL_DEBUG") == nullptr;
 
 void Emit(ncclDebugLogLevel level, const std::string& message) {
   ncclDebugLogger_t log = g_logger.load(std::memory_order_acquire);
   if (log != nullptr) {
     log(level, NCCL_PROFILE, __FILE__, __LINE__, "katrace: %s", message.c_str());
-    return;
+    if (!g_nccl_debug_unset || level != NCCL_LOG_WARN) return;
   }
   // Without NCCL's logger (a driver that passed none), warnings still reach the user.
   if (level == NCCL_LOG_WARN) fprintf(stderr, "katrace WARN %s\n", message.c_str());

@@ -1,6 +1,8 @@
 #include "plugin/output_sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,20 +17,31 @@ OutputSink::~OutputSink() {
 }
 
 bool OutputSink::OpenAt(const std::string& path, std::string* error) {
-  // A device (/dev/null, /dev/stdout) is written directly: it cannot be renamed onto.
-  direct_ = path.compare(0, 5, "/dev/") == 0;
-  std::string tmp = direct_ ? path : path + ".tmp";
+  // Only what is not a regular file (a device such as /dev/null or /dev/stdout, a pipe) is
+  // written in place: nothing can be renamed onto it. Everything else goes to a temporary name
+  // unique to this process, created exclusively, and is renamed when whole.
+  struct stat st;
+  direct_ = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  std::string tmp = direct_ ? path : path + ".tmp." + std::to_string(getpid());
+  int fd = direct_ ? open(tmp.c_str(), O_WRONLY | O_CLOEXEC)
+                   : open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = strerror(errno);
+    return false;
+  }
   if (gzip_) {
-    gz_ = gzopen(tmp.c_str(), "wb6");
+    gz_ = gzdopen(fd, "wb6");
     if (gz_ == nullptr) {
-      *error = errno != 0 ? strerror(errno) : "gzopen failed";
+      close(fd);
+      *error = "cannot start gzip";
       return false;
     }
     gzbuffer(gz_, 1 << 20);
   } else {
-    file_ = fopen(tmp.c_str(), "wb");
+    file_ = fdopen(fd, "wb");
     if (file_ == nullptr) {
       *error = strerror(errno);
+      close(fd);
       return false;
     }
     setvbuf(file_, nullptr, _IOFBF, 1 << 20);
@@ -63,8 +76,15 @@ void OutputSink::Fail(const std::string& what, int err) {
   ++io_errors_;
   if (failed_) return;
   failed_ = true;
-  LogWarn(what + " '" + tmp_path_ + "' failed (" + strerror(err) +
-          "); the rest of the trace is lost, the job goes on; the partial file is kept");
+  if (what == "renaming") {
+    LogWarn("renaming '" + tmp_path_ + "' to '" + path_ + "' failed (" + strerror(err) +
+            "); the complete trace is in '" + tmp_path_ + "'");
+  } else if (direct_) {
+    LogWarn(what + " '" + path_ + "' failed (" + strerror(err) + "); the rest of the trace is lost, the job goes on");
+  } else {
+    LogWarn(what + " '" + tmp_path_ + "' failed (" + strerror(err) +
+            "); the rest of the trace is lost, the job goes on; the partial file is kept");
+  }
 }
 
 void OutputSink::Write(const char* data, size_t n) {

@@ -1,26 +1,41 @@
+// The profiler core: capture. Each callback validates its handle, keeps the pool slot's life state
+// (holds, generations) and appends one compact record to the calling thread's capture buffer. It
+// takes no shared lock, allocates nothing and formats nothing; the spool writer thread moves the
+// buffers to disk and the exporter builds the trace at the end, with the whole run in view.
 #include "plugin/profiler.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "katrace/spool_format.h"
+#include "plugin/capture/host_clock.h"
+#include "plugin/capture/record_appender.h"
+#include "plugin/capture/spool_writer.h"
+#include "plugin/capture/start_record.h"
+#include "plugin/capture/string_table.h"
 #include "plugin/clock.h"
 #include "plugin/config.h"
 #include "plugin/event_pool.h"
+#include "plugin/export/exporter.h"
 #include "plugin/handle_codec.h"
 #include "plugin/logger.h"
 #include "plugin/nvtx_sink.h"
+#include "plugin/process_identity.h"
 #include "plugin/slot_state.h"
-#include "plugin/trace_writer.h"
 
 namespace katrace {
 namespace {
@@ -28,43 +43,58 @@ namespace {
 // Context slot 0 holds proxy ops that another process created (PXN): their context and parent
 // pointers belong to that process and are never looked at.
 constexpr uint32_t kForeignContext = 0;
+// A finalized communicator's pools are freed this long after its finalize, by the spool writer
+// thread: a callback that resolved a handle just before the finalize has long left by then.
+constexpr uint64_t kRetireGraceNs = 200 * 1000 * 1000;
+// Pools of finalized communicators waiting out their grace period. A job that creates
+// communicators faster than that (sub-groups in a loop) waits at init once this is reached, so
+// memory stays bounded however many communicators come and go.
+constexpr size_t kRetiredBudgetBytes = 32u << 20;
 
 struct Context {
   uint64_t serial = 0;
   uint32_t index = 0;
   uint64_t comm_hash = 0;
   int rank = 0;
-  int nranks = 0;
-  int abi_version = 0;
-  std::string name;
-  uint32_t pool_size[kKindCount] = {};
   std::atomic<EventPool*> pools[kKindCount] = {};
   std::mutex pool_mu;  // only taken to create a pool, once per kind
-  // Smallest (host time a GPU stamp was seen − the stamp) so far: an upper bound of the true
-  // offset that tightens with every observation. INT64_MAX until the first one.
-  std::atomic<int64_t> gpu_offset_best{INT64_MAX};
-  // The offset every GPU slice of this communicator is placed with, fixed at the first
-  // observation so that GPU tracks never shift against themselves (INT64_MAX until then).
-  std::atomic<int64_t> gpu_offset_placement{INT64_MAX};
   std::atomic<bool> finalized{false};
+  // The slot may take a new communicator: never used, or retired and its pools freed.
+  std::atomic<bool> reusable{true};
+};
 
-  ~Context() {
-    for (auto& p : pools) delete p.load(std::memory_order_relaxed);
-  }
+struct RetiredPools {
+  uint64_t since_ns;
+  Context* ctx;
+  std::vector<EventPool*> pools;
+  size_t bytes;
 };
 
 struct Session {
+  uint64_t serial = 0;  // distinguishes this session's thread buffers from an earlier one's
   Config config;
-  ProcessInfo process;
-  std::unique_ptr<TraceWriter> writer;
+  int os_pid = 0;
+  int rank = 0;
+  std::string host;
+  std::string trace_path;
+  uint64_t base_realtime_ns = 0;
+  uint64_t base_monotonic_ns = 0;
+  std::unique_ptr<Context[]> context_storage{new Context[kMaxContexts]};
   std::atomic<Context*> contexts[kMaxContexts] = {};
-  std::vector<std::unique_ptr<Context>> owned;  // under g_lifecycle
-  int live_contexts = 0;                        // under g_lifecycle
-  uint64_t next_serial = 1;                     // under g_lifecycle
-  std::atomic<uint64_t> drops[kKindCount] = {};
+  int live_contexts = 0;     // under g_lifecycle
+  uint64_t next_serial = 1;  // under g_lifecycle
+  int* nccl_mask = nullptr;  // NCCL's process-global activation mask (it re-reads it per operation)
+  std::atomic<int> config_mask{0};
   std::atomic<bool> drop_warned[kKindCount] = {};
   std::atomic<uint64_t> drain_seen{0}, drain_lost{0}, drain_abandoned{0}, drain_sampled_out{0}, drain_late{0};
-  std::atomic<int> mask{0};
+  CaptureCounters counters;
+  StringTable strings;
+  AppendPolicy policy;
+  std::unique_ptr<SpoolWriter> spool;
+  bool spooling = false;
+  std::mutex retire_mu;
+  std::vector<RetiredPools> retired;  // under retire_mu
+  size_t retired_bytes = 0;           // under retire_mu
   NvtxSink nvtx;
 };
 
@@ -73,16 +103,58 @@ std::mutex g_lifecycle;
 std::atomic<Session*> g_session{nullptr};
 std::string g_last_output_path;  // under g_lifecycle
 std::atomic<uint64_t> g_next_id_block{0};
+uint64_t g_session_serial = 0;  // under g_lifecycle
+// A forked child's copy of the plugin does nothing: its trace belongs to the parent.
+std::atomic<bool> g_forked_child{false};
+pthread_key_t g_thread_exit_key;
+bool g_thread_exit_key_made = false;  // under g_lifecycle
+
+// The calling thread's capture buffer in the current session. initial-exec TLS: one load from
+// the thread pointer, no __tls_get_addr on the hot path.
+struct ThreadCapture {
+  uint64_t session_serial;
+  ThreadBuffer* buffer;
+  uint32_t os_tid;
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadCapture t_capture = {0, nullptr, 0};
 
 uint32_t CurrentOsTid() {
-  static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
+  if (t_capture.os_tid == 0) t_capture.os_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return t_capture.os_tid;
+}
+
+// Runs when a thread that captured exits: its buffer is drained and reused by a later thread.
+void OnThreadExit(void*) {
+  if (g_forked_child.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(g_lifecycle);
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (s != nullptr && s->spooling && t_capture.session_serial == s->serial && t_capture.buffer != nullptr) {
+    s->spool->Orphan(t_capture.buffer);
+  }
+  t_capture.buffer = nullptr;
+  t_capture.session_serial = 0;
+}
+
+ThreadBuffer* BufferForThisThread(Session* s) {
+  if (t_capture.session_serial == s->serial) return t_capture.buffer;
+  ThreadBuffer* b = s->spooling ? s->spool->Acquire(CurrentOsTid()) : nullptr;
+  t_capture.buffer = b;
+  t_capture.session_serial = s->serial;
+  if (b != nullptr) {
+    pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1));
+  } else if (s->spooling) {
+    static std::atomic<bool> warned{false};
+    WarnOnce(&warned, "the capture buffer budget (KATRACE_BUFFER_MB) is spent by " +
+                          std::to_string(s->config.buffer_budget_bytes / s->config.thread_buffer_bytes) +
+                          " threads; events of further threads are dropped and counted");
+  }
+  return b;
 }
 
 // Record ids are handed out in per-thread blocks so that threads do not share a counter.
 uint64_t NextRecordId() {
   constexpr uint64_t kBlock = 1024;
-  static thread_local uint64_t next = 0, end = 0;
+  static __attribute__((tls_model("initial-exec"))) thread_local uint64_t next = 0, end = 0;
   if (next == end) {
     next = g_next_id_block.fetch_add(kBlock, std::memory_order_relaxed) + 1;
     end = next + kBlock;
@@ -94,18 +166,6 @@ Context* ContextAt(Session* s, uint32_t index) {
   return index < kMaxContexts ? s->contexts[index].load(std::memory_order_acquire) : nullptr;
 }
 
-// globaltimer is seeded from the host's realtime clock, so before any observation GPU stamps are
-// taken as realtime.
-int64_t RealtimePrior(const Session* s) {
-  return static_cast<int64_t>(s->process.base_monotonic_ns - s->process.base_realtime_ns);
-}
-
-// Where GPU stamps of |ctx| go on the host timeline.
-int64_t ContextGpuOffset(const Session* s, Context* ctx) {
-  int64_t placement = ctx->gpu_offset_placement.load(std::memory_order_relaxed);
-  return placement != INT64_MAX ? placement : RealtimePrior(s);
-}
-
 Context* LookupContext(Session* s, void* value) {
   uint32_t index = 0;
   uint64_t serial = 0;
@@ -114,7 +174,7 @@ Context* LookupContext(Session* s, void* value) {
   return ctx != nullptr && (ctx->serial & kContextSerialMask) == serial ? ctx : nullptr;
 }
 
-EventPool* GetPool(Context* ctx, Kind kind) {
+EventPool* GetPool(Session* s, Context* ctx, Kind kind) {
   int k = static_cast<int>(kind);
   EventPool* pool = ctx->pools[k].load(std::memory_order_acquire);
   if (pool != nullptr) return pool;
@@ -124,7 +184,7 @@ EventPool* GetPool(Context* ctx, Kind kind) {
     // Generations start at a per-context offset so that a handle of an earlier context that used
     // the same context slot does not match.
     try {
-      pool = new EventPool(ctx->pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask);
+      pool = new EventPool(s->config.pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask);
     } catch (const std::bad_alloc&) {
       return nullptr;  // no exception crosses the C ABI: the caller counts a drop
     }
@@ -141,9 +201,10 @@ struct SlotRef {
   HandleFields fields{};
 };
 
-// Resolves a handle to its slot without trusting it: every field is range-checked.
+// Resolves a handle to its slot without trusting it: every field is range-checked. An untracked
+// handle resolves to nothing.
 bool Resolve(Session* s, const void* handle, SlotRef* out) {
-  if (!DecodeHandle(handle, &out->fields)) return false;
+  if (!DecodeHandle(handle, &out->fields) || out->fields.slot == kUntrackedSlot) return false;
   out->ctx = ContextAt(s, out->fields.context);
   if (out->ctx == nullptr) return false;
   out->pool = out->ctx->pools[static_cast<int>(out->fields.kind)].load(std::memory_order_acquire);
@@ -153,197 +214,49 @@ bool Resolve(Session* s, const void* handle, SlotRef* out) {
   return out->slot->tag == kSlotTag;
 }
 
-void AtomicMin(std::atomic<uint64_t>* a, uint64_t v) {
-  uint64_t cur = a->load(std::memory_order_relaxed);
-  while (v < cur && !a->compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
-}
-
-void AtomicMax(std::atomic<uint64_t>* a, uint64_t v) {
-  uint64_t cur = a->load(std::memory_order_relaxed);
-  while (v > cur && !a->compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
-}
-
 void ReleaseSlot(Session* s, const SlotRef& ref);
 
-// Emits the finished event and gives its slot back. Runs on whichever thread released the last
-// hold, after which no other thread touches the slot until it is acquired again.
-void Complete(Session* s, Context* ctx, EventPool* pool, uint32_t index, bool incomplete) {
+// Gives the slot back once the event and all its children are done. Runs on whichever thread
+// released the last hold; no other thread touches the slot until it is acquired again.
+void Complete(Session* s, EventPool* pool, uint32_t index) {
   EventSlot& slot = pool->slot(index);
-  EventRecord& r = slot.rec;  // ours alone until the slot is freed below
-  if (incomplete) {
-    r.flags |= kFlagIncomplete;
-    if (r.stop_ns == 0) r.stop_ns = NowMonotonicNs();
-  }
-  if (r.kind == Kind::kColl || r.kind == Kind::kP2p) {
-    uint64_t lo = slot.gpu_min.load(std::memory_order_relaxed);
-    uint64_t hi = slot.gpu_max.load(std::memory_order_relaxed);
-    if (lo <= hi) {
-      r.gpu_start = lo;
-      r.gpu_stop = hi;
-      r.flags |= kFlagHasGpuExtent;
-    }
-  }
-  r.gpu_offset = ContextGpuOffset(s, ctx);
   SlotRef parent;
   bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
-  // A GPU child widens its parent's GPU extent before letting the parent complete.
-  if (has_parent && IsGpuKind(r.kind) && (r.flags & kFlagGpuStopSeen)) {
-    uint64_t begin = r.kind == Kind::kKernelStep && r.gpu_start == 0 ? r.gpu_ready : r.gpu_start;
-    if (begin != 0 && r.gpu_stop >= begin) {
-      AtomicMin(&parent.slot->gpu_min, begin);
-      AtomicMax(&parent.slot->gpu_max, r.gpu_stop);
-    }
-  }
-  s->writer->Push(r);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
-  slot.tombstone.store((static_cast<uint64_t>(gen) << 40) | (r.id & ((1ull << 40) - 1)), std::memory_order_release);
+  slot.tombstone.store((static_cast<uint64_t>(gen) << 40) | (slot.id & ((1ull << 40) - 1)), std::memory_order_release);
   slot.state.store(SlotState::Free(gen + 1), std::memory_order_release);
   pool->Release(index);
   if (has_parent) ReleaseSlot(s, parent);
 }
 
 void ReleaseSlot(Session* s, const SlotRef& ref) {
-  if (SlotState::ReleaseHold(&ref.slot->state, ref.fields.generation)) {
-    Complete(s, ref.ctx, ref.pool, ref.index, false);
-  }
+  if (SlotState::ReleaseHold(&ref.slot->state, ref.fields.generation)) Complete(s, ref.pool, ref.index);
 }
 
-// |now_ns|: host monotonic time at which the stamp was seen (the start callback's own time).
-// Each observation (seen − stamp) is an upper bound of the true offset; the smallest is kept as
-// the best. Placement is fixed at the first one, or at the realtime prior when that lies below it
-// (the prior is then consistent with the bound and not late by the first observation's lag).
-void ObserveGpuStamp(const Session* s, Context* ctx, uint64_t gpu_ns, uint64_t now_ns) {
-  if (gpu_ns == 0) return;
-  int64_t offset = static_cast<int64_t>(now_ns - gpu_ns);
-  int64_t best = ctx->gpu_offset_best.load(std::memory_order_relaxed);
-  while (offset < best && !ctx->gpu_offset_best.compare_exchange_weak(best, offset, std::memory_order_relaxed)) {
-  }
-  if (ctx->gpu_offset_placement.load(std::memory_order_relaxed) == INT64_MAX) {
-    int64_t unset = INT64_MAX;
-    ctx->gpu_offset_placement.compare_exchange_strong(unset, std::min(offset, RealtimePrior(s)),
-                                                      std::memory_order_relaxed);
-  }
-}
-
-// Links a new event to its parent: takes a hold on a live parent (so it cannot complete first),
-// or, if the parent already completed, keeps its record id from the slot's tombstone.
-void AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj) {
+// Links a new event to its parent: takes a hold on a live parent (so it cannot complete first)
+// and copies what the child inherits, or, if the parent already completed, keeps its record id
+// from the slot's tombstone.
+uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj, uint64_t* parent_id) {
   SlotRef p;
-  if (parent_obj == nullptr || !Resolve(s, parent_obj, &p)) return;
-  EventRecord& r = child->rec;
+  *parent_id = 0;
+  if (parent_obj == nullptr || !Resolve(s, parent_obj, &p)) return 0;
   if (SlotState::TryHold(&p.slot->state, p.fields.generation, kind == Kind::kKernelCh)) {
-    const EventRecord& pr = p.slot->rec;
-    r.parent_id = pr.id;
+    *parent_id = p.slot->id;
     child->parent_handle = parent_obj;
-    if (kind == Kind::kKernelCh || kind == Kind::kKernelStep) r.func = pr.func;
-    if (kind == Kind::kProxyStep && pr.kind == Kind::kProxyOp) {
-      r.channel = pr.channel;
-      r.peer = pr.peer;
-      r.flags |= (pr.flags & kFlagSend) | kFlagDirectionKnown;
-    }
-    return;
+    child->func = p.slot->func;
+    child->channel = p.slot->channel;
+    child->peer = p.slot->peer;
+    child->direction = p.slot->direction;
+    return 0;
   }
   uint64_t t = p.slot->tombstone.load(std::memory_order_acquire);
-  if ((t >> 40) == (p.fields.generation & kGenerationMask)) {
-    r.parent_id = t & ((1ull << 40) - 1);
-    // A Coll/P2p always starts after its API event stopped (enqueue, then launch): that is the
-    // normal order, not a late child.
-    bool api_parent = p.fields.kind == Kind::kGroupApi || p.fields.kind == Kind::kCollApi ||
-                      p.fields.kind == Kind::kP2pApi;
-    if (!api_parent) r.flags |= kFlagLateChild;
-  }
-}
-
-void FillFields(EventRecord& r, const ncclProfilerEventDescr_v6_t* d, Kind kind) {
-  switch (kind) {
-    case Kind::kGroupApi:
-      r.value = d->groupApi.groupDepth;
-      if (d->groupApi.graphCaptured) r.flags |= kFlagGraphCaptured;
-      break;
-    case Kind::kCollApi:
-      r.func = d->collApi.func;
-      r.count = d->collApi.count;
-      r.datatype = d->collApi.datatype;
-      r.root = d->collApi.root;
-      if (d->collApi.graphCaptured) r.flags |= kFlagGraphCaptured;
-      break;
-    case Kind::kP2pApi:
-      r.func = d->p2pApi.func;
-      r.count = d->p2pApi.count;
-      r.datatype = d->p2pApi.datatype;
-      if (d->p2pApi.graphCaptured) r.flags |= kFlagGraphCaptured;
-      break;
-    case Kind::kColl:
-      r.seq = d->coll.seqNumber;
-      r.func = d->coll.func;
-      r.count = d->coll.count;
-      r.root = d->coll.root;
-      r.datatype = d->coll.datatype;
-      r.nchannels = d->coll.nChannels;
-      r.nwarps = d->coll.nWarps;
-      r.algo = d->coll.algo;
-      r.proto = d->coll.proto;
-      break;
-    case Kind::kP2p:
-      r.func = d->p2p.func;
-      r.datatype = d->p2p.datatype;
-      r.count = d->p2p.count;
-      r.peer = d->p2p.peer;
-      r.nchannels = d->p2p.nChannels;
-      break;
-    case Kind::kProxyOp:
-      r.channel = d->proxyOp.channelId;
-      r.peer = d->proxyOp.peer;
-      r.value = d->proxyOp.nSteps;
-      r.value2 = d->proxyOp.chunkSize;
-      if (d->proxyOp.isSend) r.flags |= kFlagSend;
-      r.flags |= kFlagDirectionKnown;
-      break;
-    case Kind::kProxyStep:
-      r.value = d->proxyStep.step;
-      break;
-    case Kind::kKernelCh:
-      r.channel = d->kernelCh.channelId;
-      r.gpu_start = d->kernelCh.pTimer;
-      break;
-    case Kind::kNetPlugin:
-      r.seq = static_cast<uint64_t>(d->netPlugin.id);
-      break;
-    case Kind::kCeColl:
-      r.seq = d->ceColl.seqNumber;
-      r.func = d->ceColl.func;
-      r.count = d->ceColl.count;
-      r.root = d->ceColl.root;
-      r.datatype = d->ceColl.datatype;
-      break;
-    case Kind::kCeBatch:
-      r.value = d->ceCollBatch.numOps;
-      r.bytes = d->ceCollBatch.totalBytes;
-      break;
-    case Kind::kKernelStep:
-      r.channel = d->kernelStep.channelId;
-      r.peer = d->kernelStep.peer;
-      r.value2 = static_cast<int32_t>(d->kernelStep.step);
-      r.bytes = d->kernelStep.size;
-      r.gpu_start = d->kernelStep.startTs;
-      r.gpu_ready = d->kernelStep.readyTs;
-      if (d->kernelStep.isSend) r.flags |= kFlagSend;
-      r.flags |= kFlagDirectionKnown;
-      break;
-    default:
-      break;
-  }
-}
-
-// Payload bytes of a Coll/P2p: count times the element size named by the datatype string.
-uint64_t PayloadBytes(const char* datatype, uint64_t count) {
-  if (datatype == nullptr) return count;
-  if (strstr(datatype, "64") != nullptr) return count * 8;
-  if (strstr(datatype, "32") != nullptr) return count * 4;
-  if (strstr(datatype, "16") != nullptr) return count * 2;
-  return count;  // Int8, Uint8 ("Unknown" in NCCL's table), Float8 variants
+  if ((t >> 40) != (p.fields.generation & kGenerationMask)) return 0;
+  *parent_id = t & ((1ull << 40) - 1);
+  // A Coll/P2p always starts after its API event stopped (enqueue, then launch): that is the
+  // normal order, not a late child.
+  bool api_parent = p.fields.kind == Kind::kGroupApi || p.fields.kind == Kind::kCollApi ||
+                    p.fields.kind == Kind::kP2pApi;
+  return api_parent ? 0 : spool::kStartLateChild;
 }
 
 void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
@@ -354,28 +267,50 @@ void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
   s->drain_late.fetch_add(d.readyTs, std::memory_order_relaxed);
 }
 
-std::string HostName() {
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) return "unknown-host";
-  return host;
+// Children copy facts from these parents (func, channel, peer, direction), so they keep a slot
+// even when not recorded themselves.
+bool PassesFactsToChildren(Kind kind) {
+  return kind == Kind::kColl || kind == Kind::kP2p || kind == Kind::kProxyOp;
 }
 
-// The process's global rank from the launcher, if any launcher told us.
-bool LauncherRank(int* rank) {
-  static const char* const kVars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", "PMIX_RANK",
-                                      "MV2_COMM_WORLD_RANK"};
-  for (const char* var : kVars) {
-    const char* v = getenv(var);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    long r = strtol(v, &end, 10);
-    if (*end == '\0' && r >= 0 && r < (1L << 30)) {
-      *rank = static_cast<int>(r);
-      return true;
-    }
+uint64_t RandomSerialBase() {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(r))) {
+    r = NowRealtimeNs() ^ (static_cast<uint64_t>(getpid()) << 32);
   }
-  return false;
+  return (r & ((1ull << 40) - 1)) | 1;
 }
+
+void FreeRetiredPools(Session* s, uint64_t older_than_ns) {
+  std::vector<RetiredPools> done;
+  {
+    std::lock_guard<std::mutex> lock(s->retire_mu);
+    auto keep = std::partition(s->retired.begin(), s->retired.end(),
+                               [&](const RetiredPools& r) { return r.since_ns > older_than_ns; });
+    done.assign(std::make_move_iterator(keep), std::make_move_iterator(s->retired.end()));
+    s->retired.erase(keep, s->retired.end());
+    for (const RetiredPools& r : done) s->retired_bytes -= r.bytes;
+  }
+  for (RetiredPools& r : done) {
+    for (EventPool* p : r.pools) delete p;
+    r.ctx->reusable.store(true, std::memory_order_release);
+  }
+}
+
+void FillCounters(Session* s, spool::CountersBody* c) {
+  for (int k = 0; k < kKindCount && k < spool::kCounterKinds; ++k) {
+    c->dropped[k] = s->counters.dropped[k].load(std::memory_order_relaxed);
+  }
+  c->waits = s->counters.waits.load(std::memory_order_relaxed);
+  c->drain_seen = s->drain_seen.load(std::memory_order_relaxed);
+  c->drain_lost_overrun = s->drain_lost.load(std::memory_order_relaxed);
+  c->drain_abandoned = s->drain_abandoned.load(std::memory_order_relaxed);
+  c->drain_sampled_out = s->drain_sampled_out.load(std::memory_order_relaxed);
+  c->drain_late = s->drain_late.load(std::memory_order_relaxed);
+  c->strings_unnamed = s->strings.unnamed();
+}
+
+void ForkChild() { g_forked_child.store(true, std::memory_order_relaxed); }
 
 Session* StartSession(const InitArgs& a) {
   auto s = std::make_unique<Session>();
@@ -383,103 +318,140 @@ Session* StartSession(const InitArgs& a) {
   s->config = ReadConfig([](const char* n) { return getenv(n); },
                          [&](const std::string& w) { warnings.push_back(w); });
   for (const std::string& w : warnings) LogWarn(w);
-  s->process.os_pid = getpid();
-  s->process.host = HostName();
-  if (!LauncherRank(&s->process.rank)) s->process.rank = a.rank;
-  s->process.base_realtime_ns = NowRealtimeNs();
-  s->process.base_monotonic_ns = NowMonotonicNs();
-  std::string path = ExpandOutputTemplate(s->config.output, s->process.rank, s->process.os_pid, s->process.host);
-  // A process that profiles again after its last communicator was destroyed gets a new file
-  // rather than overwriting the first one.
-  static int sessions_on_path = 1;
-  if (path == g_last_output_path && path.compare(0, 5, "/dev/") != 0) {
-    size_t dot = path.find(".json");
-    std::string suffix = "." + std::to_string(++sessions_on_path);
-    path = dot == std::string::npos ? path + suffix : path.insert(dot, suffix);
-  } else {
-    g_last_output_path = path;
-    sessions_on_path = 1;
+  if (!g_thread_exit_key_made) {
+    g_thread_exit_key_made = pthread_key_create(&g_thread_exit_key, OnThreadExit) == 0;
+    pthread_atfork(nullptr, nullptr, ForkChild);
   }
-  s->process.output_path = path;
+  if (g_session_serial == 0) g_session_serial = RandomSerialBase();
+  s->serial = ++g_session_serial;
+  s->next_serial = RandomSerialBase();
+  std::string clock_note;
+  g_clock_source = ChooseClockSource(s->config.clock, &clock_note);
+  if (!clock_note.empty()) LogWarn(clock_note);
+  s->os_pid = getpid();
+  s->host = HostName();
+  if (!LauncherRank(&s->rank)) s->rank = a.rank;
+  s->base_realtime_ns = NowRealtimeNs();
+  s->base_monotonic_ns = NowMonotonicNs();
+  s->trace_path = SessionTracePath(ExpandOutputTemplate(s->config.output, s->rank, s->os_pid, s->host), s->os_pid,
+                                   &g_last_output_path);
   s->nvtx.Init(s->config.nvtx);
+  s->config_mask.store(s->config.mask & a.mask_allowed);
+
+  SpoolWriterOptions options;
+  options.buffer_bytes = s->config.thread_buffer_bytes;
+  options.budget_bytes = s->config.buffer_budget_bytes;
+  options.compress = s->config.compress_spool;
   Session* raw = s.get();
-  s->writer = std::make_unique<TraceWriter>(s->config, s->process, [raw](uint64_t drops[kKindCount], DrainCounters* d) {
-    for (int k = 0; k < kKindCount; ++k) drops[k] = raw->drops[k].load(std::memory_order_relaxed);
-    d->seen = raw->drain_seen.load(std::memory_order_relaxed);
-    d->lost_overrun = raw->drain_lost.load(std::memory_order_relaxed);
-    d->abandoned = raw->drain_abandoned.load(std::memory_order_relaxed);
-    d->sampled_out = raw->drain_sampled_out.load(std::memory_order_relaxed);
-    d->late = raw->drain_late.load(std::memory_order_relaxed);
-  });
-  s->writer->Start();
-  auto foreign = std::make_unique<Context>();
-  foreign->index = kForeignContext;
-  foreign->serial = 0;
-  foreign->name = "foreign proxy ops";
-  for (int k = 0; k < kKindCount; ++k) foreign->pool_size[k] = s->config.pool_size[k];
-  s->contexts[kForeignContext].store(foreign.get(), std::memory_order_release);
-  s->owned.push_back(std::move(foreign));
+  s->spool = std::make_unique<SpoolWriter>(
+      options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
+      [raw] { FreeRetiredPools(raw, NowMonotonicNs() - kRetireGraceNs); });
+  spool::ProcessBody p{};
+  p.rank = s->rank;
+  p.os_pid = s->os_pid;
+  p.base_realtime_ns = s->base_realtime_ns;
+  p.base_monotonic_ns = s->base_monotonic_ns;
+  p.clock_source = g_clock_source;
+  p.mask = s->config_mask.load();
+  std::string note, error;
+  s->spooling = s->spool->Start(s->trace_path, p, s->host, &note, &error);
+  if (!note.empty()) LogWarn(note);
+  if (!s->spooling) LogWarn(error + "; nothing is recorded, the job goes on");
+  s->policy.drop_when_full = s->config.drop_when_full;
+  s->policy.counters = &s->counters;
+  static const std::atomic<bool> kNotRunning{false};
+  s->policy.writer_running = s->spooling ? s->spool->running_flag() : &kNotRunning;
+
+  Context& foreign = s->context_storage[kForeignContext];
+  foreign.index = kForeignContext;
+  foreign.reusable.store(false);
+  s->contexts[kForeignContext].store(&foreign, std::memory_order_release);
   return s.release();
 }
 
-void CloseSession(Session* s) {
-  TraceFooter footer;
-  for (int k = 0; k < kKindCount; ++k) footer.drops[k] = s->drops[k].load();
-  footer.drain.seen = s->drain_seen.load();
-  footer.drain.lost_overrun = s->drain_lost.load();
-  footer.drain.abandoned = s->drain_abandoned.load();
-  footer.drain.sampled_out = s->drain_sampled_out.load();
-  footer.drain.late = s->drain_late.load();
-  footer.mask = s->mask.load();
-  for (const auto& c : s->owned) {
-    if (c->index == kForeignContext) continue;
-    CommunicatorFooter f;
-    f.comm_hash = c->comm_hash;
-    f.rank = c->rank;
-    f.nranks = c->nranks;
-    f.abi_version = c->abi_version;
-    f.name = c->name;
-    int64_t best = c->gpu_offset_best.load();
-    f.gpu_offset_known = best != INT64_MAX;
-    f.gpu_offset_ns = f.gpu_offset_known ? c->gpu_offset_placement.load() : 0;
-    f.gpu_offset_best_ns = f.gpu_offset_known ? best : 0;
-    footer.comms.push_back(f);
-  }
-  s->writer->Close(footer);
-}
-
-// Closes every event still holding a slot of |ctx|: events that never stopped, or whose children
-// never came. They are written with "incomplete": true rather than lost.
-void FlushIncomplete(Session* s, Context* ctx) {
+// Claims every event still holding a slot of |ctx| (events that never stopped, or whose children
+// never came) so their parents in other communicators are released. Their records stay as they
+// are: the exporter writes an event without a stop as incomplete.
+void ClaimLiveSlots(Session* s, Context* ctx) {
   for (int k = 0; k < kKindCount; ++k) {
     EventPool* pool = ctx->pools[k].load(std::memory_order_acquire);
     if (pool == nullptr) continue;
     for (uint32_t i = 0; i < pool->size(); ++i) {
-      if (SlotState::TryClaimLive(&pool->slot(i).state)) {
-        Complete(s, ctx, pool, i, true);
-      }
+      if (SlotState::TryClaimLive(&pool->slot(i).state)) Complete(s, pool, i);
     }
   }
 }
 
+// The communicator is gone: no lookup finds it any more, and its pools are freed after a grace
+// period, after which the slot can take a new communicator.
+void RetireContext(Session* s, Context* ctx) {
+  ClaimLiveSlots(s, ctx);
+  ThreadBuffer* b = s->spooling ? BufferForThisThread(s) : nullptr;
+  spool::CommEndBody end{NowTicks()};
+  AppendRecord(b, s->policy, spool::RecordType::kCommEnd, 0, static_cast<uint16_t>(ctx->index), 0, end);
+  s->contexts[ctx->index].store(nullptr, std::memory_order_release);
+  RetiredPools r{NowMonotonicNs(), ctx, {}, 0};
+  for (auto& p : ctx->pools) {
+    EventPool* pool = p.exchange(nullptr, std::memory_order_acq_rel);
+    if (pool != nullptr) {
+      r.pools.push_back(pool);
+      r.bytes += pool->bytes();
+    }
+  }
+  std::lock_guard<std::mutex> lock(s->retire_mu);
+  s->retired_bytes += r.bytes;
+  s->retired.push_back(std::move(r));
+}
+
+// Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says
+// where the trace is and what was lost, whether or not NCCL's logger prints.
+void CloseSession(Session* s) {
+  if (!s->spooling) return;
+  s->spool->Close();
+  uint64_t dropped = 0;
+  for (auto& d : s->counters.dropped) dropped += d.load();
+  std::string spool_path = s->spool->path();
+  if (!s->config.export_trace) {
+    fprintf(stderr, "katrace: capture kept in %s (KATRACE_EXPORT=off, %llu events lost); build the trace with: katrace-export %s\n",
+            spool_path.c_str(), static_cast<unsigned long long>(dropped), spool_path.c_str());
+    return;
+  }
+  ExportOptions options;
+  options.output = s->trace_path;
+  options.gzip = s->config.gzip;
+  options.summary = s->config.summary;
+  options.summary_path = s->config.summary_path;
+  ExportReport report = ExportSpool(spool_path, options);
+  if (report.ok && !s->config.keep_spool) unlink(spool_path.c_str());
+  if (report.ok) {
+    fprintf(stderr, "katrace: trace %s: %llu events, %llu lost%s\n", report.trace_path.c_str(),
+            static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
+            report.incomplete != 0 ? (", " + std::to_string(report.incomplete) + " incomplete").c_str() : "");
+  } else {
+    fprintf(stderr, "katrace: the trace could not be built (%s); the capture is kept in %s: katrace-export %s\n",
+            report.message.c_str(), spool_path.c_str(), spool_path.c_str());
+  }
+}
+
 // Many jobs exit without destroying their communicators, so NCCL never calls finalize. The
-// trace is then completed when the process exits (or the library is unloaded first): open events
-// are closed as incomplete and the file is committed. The session is not freed here, since
-// threads NCCL never joined may still be inside a callback that holds it.
+// capture is then closed and the trace built when the process exits (or the library is unloaded
+// first). The session is not freed here, since threads NCCL never joined may still be inside a
+// callback that holds it.
 std::atomic<Session*> g_session_closed_at_exit{nullptr};  // kept reachable, never freed
 
 struct ExitFlush {
   ~ExitFlush() {
+    if (g_forked_child.load()) return;
     std::lock_guard<std::mutex> lock(g_lifecycle);
+    if (g_thread_exit_key_made) {
+      pthread_key_delete(g_thread_exit_key);
+      g_thread_exit_key_made = false;
+    }
     Session* s = g_session.exchange(nullptr, std::memory_order_acq_rel);
     if (s == nullptr) return;
     g_session_closed_at_exit.store(s);
     // NCCL may be tearing itself down too: report on stderr, not through its logger.
     ClearNcclLogger();
-    for (const auto& ctx : s->owned) {
-      if (!ctx->finalized.exchange(true)) FlushIncomplete(s, ctx.get());
-    }
-    FlushIncomplete(s, ContextAt(s, kForeignContext));
     CloseSession(s);
   }
 };
@@ -492,6 +464,7 @@ ncclResult_t InitLocked(void** context, const InitArgs& a);
 ncclResult_t CoreInit(void** context, const InitArgs& a) {
   if (context == nullptr) return ncclSuccess;
   *context = nullptr;
+  if (g_forked_child.load(std::memory_order_relaxed)) return ncclSuccess;
   SetNcclLogger(a.logfn);
   std::lock_guard<std::mutex> lock(g_lifecycle);
   // init never fails NCCL and no exception crosses the C ABI: on trouble this communicator is
@@ -507,49 +480,84 @@ ncclResult_t CoreInit(void** context, const InitArgs& a) {
 
 namespace {
 
+// A free context slot for a new communicator. When communicators come and go faster than the
+// retirement grace period, waits (at most about one grace period) for retired ones.
+Context* TakeContextSlot(Session* s) {
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    bool over_budget;
+    {
+      std::lock_guard<std::mutex> lock(s->retire_mu);
+      over_budget = s->retired_bytes > kRetiredBudgetBytes;
+    }
+    if (!over_budget) {
+      for (uint32_t i = 1; i < kMaxContexts; ++i) {
+        Context* c = &s->context_storage[i];
+        if (c->reusable.load(std::memory_order_acquire)) {
+          c->reusable.store(false, std::memory_order_relaxed);
+          return c;
+        }
+      }
+    }
+    usleep(10 * 1000);
+    FreeRetiredPools(s, NowMonotonicNs() - kRetireGraceNs);
+  }
+  return nullptr;
+}
+
 ncclResult_t InitLocked(void** context, const InitArgs& a) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr) {
     s = StartSession(a);
     g_session.store(s, std::memory_order_release);
   }
-  uint32_t index = 0;
-  for (uint32_t i = 1; i < kMaxContexts; ++i) {
-    if (s->contexts[i].load(std::memory_order_relaxed) == nullptr) {
-      index = i;
-      break;
-    }
-  }
-  if (index == 0) {
-    LogWarn("more than " + std::to_string(kMaxContexts - 1) +
-            " live communicators; this one is not profiled, the job goes on");
+  Context* ctx = TakeContextSlot(s);
+  if (ctx == nullptr) {
+    static std::atomic<bool> warned{false};
+    WarnOnce(&warned, "more than " + std::to_string(kMaxContexts - 1) +
+                          " live communicators; further ones are not profiled, the job goes on");
     return ncclSuccess;
   }
-  auto ctx = std::make_unique<Context>();
   ctx->serial = s->next_serial++;
-  ctx->index = index;
+  ctx->index = static_cast<uint32_t>(ctx - s->context_storage.get());
   ctx->comm_hash = a.comm_hash;
   ctx->rank = a.rank;
-  ctx->nranks = a.nranks;
-  ctx->abi_version = a.abi_version;
-  ctx->name = a.comm_name != nullptr ? a.comm_name : "";
-  for (int k = 0; k < kKindCount; ++k) ctx->pool_size[k] = s->config.pool_size[k];
-  Context* raw = ctx.get();
-  s->owned.push_back(std::move(ctx));  // may throw: before the context is visible anywhere
-  s->contexts[index].store(raw, std::memory_order_release);
-  *context = EncodeContext(index, raw->serial);
+  ctx->finalized.store(false, std::memory_order_relaxed);
+  if (s->spooling) {
+    std::string name = a.comm_name != nullptr ? std::string(a.comm_name).substr(0, 1024) : "";
+    spool::CommBody body{};
+    body.comm_hash = a.comm_hash;
+    body.ticks = NowTicks();
+    body.rank = a.rank;
+    body.nranks = a.nranks;
+    body.nnodes = a.nnodes;
+    body.abi_version = a.abi_version;
+    body.name_length = static_cast<uint32_t>(name.size());
+    AppendPolicy waiting = s->policy;
+    waiting.drop_when_full = false;
+    AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kComm, 0, static_cast<uint16_t>(ctx->index), 0,
+                 body, name.data(), name.size());
+  }
+  s->contexts[ctx->index].store(ctx, std::memory_order_release);
+  *context = EncodeContext(ctx->index, ctx->serial);
   ++s->live_contexts;
   // The mask is process-global and NCCL re-reads it at every operation. Set it on the first
   // communicator only, so a value the application changed later is not reset by a new one.
-  int mask = s->config.mask & a.mask_allowed;
-  if (a.mask != nullptr && s->live_contexts == 1) {
-    __atomic_store_n(a.mask, mask, __ATOMIC_RELAXED);
-    s->mask.store(mask);
+  int mask = s->config_mask.load();
+  if (a.mask != nullptr) {
+    if (s->nccl_mask == nullptr) s->nccl_mask = a.mask;
+    if (s->live_contexts == 1) __atomic_store_n(a.mask, mask, __ATOMIC_RELAXED);
   }
   LogInfo("profiling comm " + std::to_string(a.comm_hash) + " rank " + std::to_string(a.rank) + "/" +
           std::to_string(a.nranks) + " (ABI v" + std::to_string(a.abi_version) + ", mask " + std::to_string(mask) +
-          ", trace " + s->process.output_path + ")");
+          ", trace " + s->trace_path + ")");
   return ncclSuccess;
+}
+
+// The kinds recorded now: NCCL's live mask (what it used for the events it is about to report),
+// or the configured one when NCCL gave no mask pointer.
+int LiveMask(const Session* s) {
+  return s->nccl_mask != nullptr ? __atomic_load_n(s->nccl_mask, __ATOMIC_RELAXED)
+                                 : s->config_mask.load(std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -561,7 +569,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   Kind kind;
   if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
   // A ProxyOp created by another process (PXN): its context and parent are that process's values.
-  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->process.os_pid;
+  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
   Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
   if (ctx == nullptr && !foreign) {
     // Steps of a foreign proxy op carry that process's context too; their parent is ours.
@@ -573,13 +581,21 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
     HandleDrainReport(s, d->kernelStep);
     return ncclSuccess;
   }
-  EventPool* pool = GetPool(ctx, kind);
-  uint32_t index = 0;
   int k = static_cast<int>(kind);
+  int mask = LiveMask(s);
+  bool record = (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
+  if (!record && !PassesFactsToChildren(kind)) {
+    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, 0);
+    return ncclSuccess;
+  }
+  // Read once, as early as the event is known to be recorded.
+  uint64_t ticks = record ? NowTicks() : 0;
+  EventPool* pool = GetPool(s, ctx, kind);
+  uint32_t index = 0;
   if (pool == nullptr || !pool->Acquire(&index)) {
-    s->drops[k].fetch_add(1, std::memory_order_relaxed);
+    s->counters.dropped[k].fetch_add(1, std::memory_order_relaxed);
     WarnOnce(&s->drop_warned[k],
-             std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(ctx->pool_size[k]) +
+             std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(s->config.pool_size[k]) +
                  " live events per communicator) is full" + (pool == nullptr ? " (out of memory)" : "") +
                  ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
                  kKindInfo[k].pool_env);
@@ -587,30 +603,36 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   }
   EventSlot& slot = pool->slot(index);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
-  EventRecord& r = slot.rec;
-  r = EventRecord{};
-  r.id = NextRecordId();
-  r.kind = kind;
-  r.start_ns = NowMonotonicNs();
-  r.os_tid = CurrentOsTid();
-  r.context = static_cast<uint16_t>(ctx->index);
-  r.comm_hash = ctx->comm_hash;
-  r.rank = foreign ? d->rank : ctx->rank;
+  slot.id = NextRecordId();
   slot.parent_handle = nullptr;
   slot.nvtx_range = 0;
-  slot.gpu_min.store(UINT64_MAX, std::memory_order_relaxed);
-  slot.gpu_max.store(0, std::memory_order_relaxed);
-  int mask = s->mask.load(std::memory_order_relaxed);
-  FillFields(r, d, kind);
-  if (kind == Kind::kColl || kind == Kind::kP2p) r.bytes = PayloadBytes(r.datatype, r.count);
-  if (kind == Kind::kKernelCh) ObserveGpuStamp(s, ctx, r.gpu_start, r.start_ns);
-  if (kind == Kind::kKernelStep) ObserveGpuStamp(s, ctx, r.gpu_ready, r.start_ns);
-  if (!foreign) AttachParent(s, &slot, kind, d->parentObj);
+  slot.func = 0;
+  slot.peer = 0;
+  slot.channel = 0;
+  slot.direction = 0;
   // A Coll/P2p is done only when its GPU work is: with KernelCh on, one child per channel will
   // come, usually after this event's stop, so hold the slot for them now.
   uint32_t expected = 0;
-  if ((kind == Kind::kColl || kind == Kind::kP2p) && (mask & ncclProfileKernelCh)) expected = r.nchannels;
-  if (kind == Kind::kGroup || kind == Kind::kColl || kind == Kind::kP2p) slot.nvtx_range = s->nvtx.Start(r.func != nullptr ? r.func : "Group");
+  if (kind == Kind::kColl && (mask & ncclProfileKernelCh)) expected = d->coll.nChannels;
+  if (kind == Kind::kP2p && (mask & ncclProfileKernelCh)) expected = d->p2p.nChannels;
+  uint16_t flags = StartFlags(kind, d) | (expected != 0 ? spool::kStartAwaitsKernelCh : 0);
+  spool::StartBody start{slot.id, 0, ticks};
+  if (!foreign) flags |= AttachParent(s, &slot, kind, d->parentObj, &start.parent_id);
+  CaptureTarget target{BufferForThisThread(s), &s->policy, &s->strings};
+  if (kind == Kind::kColl || kind == Kind::kP2p) {
+    const char* func = kind == Kind::kColl ? d->coll.func : d->p2p.func;
+    slot.func = InternString(target, func);
+    slot.nvtx_range = s->nvtx.Start(func);
+  } else if (kind == Kind::kGroup) {
+    slot.nvtx_range = s->nvtx.Start("Group");
+  } else if (kind == Kind::kProxyOp) {
+    slot.channel = d->proxyOp.channelId;
+    slot.peer = d->proxyOp.peer;
+    slot.direction = d->proxyOp.isSend ? 1 : 2;
+  }
+  // Kinds NCCL reports only because a descendant is on are tracked for their links, not recorded.
+  slot.recorded = record && RecordStart(target, kind, static_cast<uint16_t>(ctx->index), flags, start, d,
+                                        InheritedFacts{slot.func, slot.peer, slot.channel, slot.direction});
   slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
   *handle = EncodeHandle(ctx->index, kind, index, gen);
   return ncclSuccess;
@@ -622,7 +644,12 @@ ncclResult_t CoreStop(void* handle) {
   if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
   // Only the first stop of the current occupant counts: a double stop or a stale handle is ignored.
   if (!SlotState::MarkStopped(&ref.slot->state, ref.fields.generation)) return ncclSuccess;
-  ref.slot->rec.stop_ns = NowMonotonicNs();
+  if (ref.slot->recorded) {
+    uint64_t ticks = NowTicks();
+    spool::StopBody body{ref.slot->id, ticks};
+    AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind), static_cast<uint16_t>(ref.fields.context), 0,
+                 body);
+  }
   s->nvtx.End(ref.slot->nvtx_range);
   ReleaseSlot(s, ref);
   return ncclSuccess;
@@ -632,72 +659,42 @@ ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArg
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
   if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
-  if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation)) {
+  if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation) ||
+      !ref.slot->recorded) {
     return ncclSuccess;
   }
-  EventRecord& r = ref.slot->rec;
-  switch (state) {
-    case ncclProfilerKernelChStop:
-      if (r.kind == Kind::kKernelCh && args != nullptr) {
-        r.gpu_stop = args->kernelCh.pTimer;
-        if (r.gpu_stop != 0) r.flags |= kFlagGpuStopSeen;
-      }
-      return ncclSuccess;
-    case ncclProfilerKernelStepStop:
-      if (r.kind == Kind::kKernelStep) {
-        uint64_t stop = args != nullptr ? args->kernelStep.pTimer : 0;
-        if (stop == 0) {
-          r.flags |= kFlagAbandoned;  // the drain gave up waiting for this slice's stop
-        } else {
-          r.gpu_stop = stop;
-          r.flags |= kFlagGpuStopSeen;
-        }
-      }
-      return ncclSuccess;
-    case ncclProfilerNetPluginUpdate:
-      if (r.kind == Kind::kNetPlugin) ++r.value;
-      return ncclSuccess;
-    case ncclProfilerProxyCtrlAppendEnd:
-      if (args != nullptr) r.value = args->proxyCtrl.appendedProxyOps;
-      break;
-    case ncclProfilerProxyStepSendWait:
-    case ncclProfilerProxyStepRecvFlushWait:
-      if (args != nullptr) r.bytes = args->proxyStep.transSize;
-      break;
-    default:
-      break;
+  spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
+  if (args != nullptr) {
+    switch (state) {
+      case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
+      case ncclProfilerKernelStepStop: body.value = args->kernelStep.pTimer; break;
+      case ncclProfilerProxyCtrlAppendEnd: body.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
+      case ncclProfilerProxyStepSendWait:
+      case ncclProfilerProxyStepRecvFlushWait: body.value = args->proxyStep.transSize; break;
+      default: break;
+    }
   }
-  if (r.kind == Kind::kProxyStep && (r.flags & kFlagDirectionKnown) == 0) {
-    bool send = state == ncclProfilerProxyStepSendGPUWait || state == ncclProfilerProxyStepSendWait ||
-                state == ncclProfilerProxyStepSendPeerWait_v4;
-    r.flags |= kFlagDirectionKnown | (send ? kFlagSend : 0);
-  }
-  uint64_t now = NowMonotonicNs();
-  // SendPeerWait repeats on every retry; its first occurrence is the one that matters.
-  for (int i = 0; i < r.nstates; ++i) {
-    if (r.state_id[i] == state) return ncclSuccess;
-  }
-  if (r.nstates < kMaxStates && state >= 0 && state < 256) {
-    r.state_id[r.nstates] = static_cast<uint8_t>(state);
-    r.state_ns[r.nstates] = now;
-    ++r.nstates;
-  }
+  AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kState, static_cast<int>(ref.fields.kind),
+               static_cast<uint16_t>(ref.fields.context), 0, body);
   return ncclSuccess;
 }
 
 ncclResult_t CoreFinalize(void* context) {
+  if (g_forked_child.load(std::memory_order_relaxed)) return ncclSuccess;
   std::lock_guard<std::mutex> lock(g_lifecycle);
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr) return ncclSuccess;
   Context* ctx = LookupContext(s, context);
   if (ctx == nullptr || ctx->finalized.exchange(true)) return ncclSuccess;
-  FlushIncomplete(s, ctx);
+  RetireContext(s, ctx);
   if (--s->live_contexts > 0) return ncclSuccess;
-  // Last communicator: events of proxy ops from other processes are closed too, the writer is
-  // joined (NCCL unloads the library after this returns) and everything is freed.
-  FlushIncomplete(s, ContextAt(s, kForeignContext));
+  // Last communicator: the capture is closed and the trace built (NCCL unloads the library after
+  // this returns), then everything is freed.
+  ClaimLiveSlots(s, ContextAt(s, kForeignContext));
   g_session.store(nullptr, std::memory_order_release);
   CloseSession(s);
+  FreeRetiredPools(s, UINT64_MAX);
+  for (auto& p : s->context_storage[kForeignContext].pools) delete p.load();
   delete s;
   return ncclSuccess;
 }

@@ -5,7 +5,8 @@ PLUGIN_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_plugin
 
 # A recording NVTX tool, loaded by NVTX itself through NVTX_INJECTION64_PATH. It needs the NVTX3
 # headers of the CUDA toolkit; without them the NVTX test skips.
-NVTX_RECORDER := $(if $(CUDA_HOME),$(BUILD)/test/libnvtx-recorder.so)
+# Decided on the headers being there, not on CUDA_HOME being set.
+NVTX_RECORDER := $(if $(wildcard $(CUDA_HOME)/include/nvtx3),$(BUILD)/test/libnvtx-recorder.so)
 $(BUILD)/obj/test/fixtures/nvtx_recorder.o: CPPFLAGS += $(if $(CUDA_HOME),-I$(CUDA_HOME)/include)
 $(BUILD)/test/libnvtx-recorder.so: $(BUILD)/obj/test/fixtures/nvtx_recorder.o
 	@mkdir -p $(dir $@)
@@ -27,3 +28,9 @@ $(BUILD)/test/test_event_pool: $(BUILD)/obj/test/test_event_pool.o
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 
 TEST_BINS += $(BUILD)/test/test_plugin $(BUILD)/test/test_config $(BUILD)/test/test_event_pool
+
+# A stand-in NCCL process for the life-cycle tests (kill, fork, reload, communicator churn).
+$(BUILD)/test/capture_driver: $(BUILD)/obj/test/fixtures/capture_driver.o
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+$(BUILD)/test/test_plugin: | $(BUILD)/test/capture_driver

@@ -84,6 +84,8 @@ enum StartFlags : uint16_t {
   kStartSend = 1u << 0,           // ProxyOp/KernelStep direction (ProxyStep: inherited at export)
   kStartGraphCaptured = 1u << 1,  // API events
   kStartLateChild = 1u << 2,      // the parent had completed before this event started
+  kStartAwaitsKernelCh = 1u << 3, // Coll/P2p: KernelCh was in NCCL's mask for this task, so
+                                  // nchannels KernelCh children are expected before it is done
 };
 
 // Common to every Start record.

@@ -167,11 +167,15 @@ ncclProfilerEventDescr_v6_t KernelStepDescr(void* parent, uint8_t channel, bool 
   return d;
 }
 
+int* NcclMask() {
+  static int shared_mask = 0;
+  return &shared_mask;
+}
+
 Comm InitComm(uint64_t comm_hash, int rank, int nranks) {
-  static int shared_mask = 0;  // NCCL's process-global activation mask
   Comm c;
-  LoadPlugin().v6->init(&c.ctx, comm_hash, &shared_mask, "test", 1, nranks, rank, CapturingLogger);
-  c.mask = __atomic_load_n(&shared_mask, __ATOMIC_RELAXED);
+  LoadPlugin().v6->init(&c.ctx, comm_hash, NcclMask(), "test", 1, nranks, rank, CapturingLogger);
+  c.mask = __atomic_load_n(NcclMask(), __ATOMIC_RELAXED);
   return c;
 }
 

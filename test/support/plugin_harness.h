@@ -56,6 +56,9 @@ struct Comm {
   int mask = 0;
 };
 Comm InitComm(uint64_t comm_hash, int rank, int nranks);
+// NCCL's process-global activation mask that InitComm passes: tests set it as an application
+// (or NCCL's own profiler control) would, to report kinds beyond the configured ones.
+int* NcclMask();
 
 // Realtime ns, as a %globaltimer stamp would be.
 uint64_t GpuNow();

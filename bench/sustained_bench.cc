@@ -1,0 +1,128 @@
+// Sustained cost per collective through the exported ABI of a real plugin .so, the way NCCL's
+// enqueue path calls it: GroupApi (start, two states, stop), CollApi (start, stop), Group (start,
+// stop), Coll (start, stop) and one KernelCh (start, KernelChStop, stop): 13 callbacks per
+// collective, back to back on one thread with no pause, so the plugin's capture and its writer
+// must keep up with the producer for the whole run. Each plugin named on the command line is run
+// in turn in this one process, so their ratio is measured under the same machine load.
+//
+//   sustained_bench COLLECTIVES PLUGIN.so [PLUGIN.so...]
+//
+// The plugin's own configuration comes from the environment (KATRACE_MASK, KATRACE_OUTPUT...).
+// Prints per plugin: ns per collective while capturing, and the time finalize took (for katrace:
+// closing the spool and building the trace).
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <string>
+#include <vector>
+
+#include "nccl_profiler/v6.h"
+
+namespace {
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+ncclProfilerEventDescr_v6_t Descr(uint64_t type, void* parent) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = type;
+  d.parentObj = parent;
+  return d;
+}
+
+struct Result {
+  double ns_per_coll;
+  double finalize_ms;
+};
+
+bool Run(const char* path, uint64_t collectives, Result* out) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+    return false;
+  }
+  auto* p = static_cast<ncclProfiler_v6_t*>(dlsym(lib, "ncclProfiler_v6"));
+  if (p == nullptr) {
+    fprintf(stderr, "%s exports no ncclProfiler_v6\n", path);
+    return false;
+  }
+  static int mask = 0;
+  void* ctx = nullptr;
+  p->init(&ctx, 0x5eed, &mask, "sustained", 1, 1, 0, nullptr);
+  ncclProfilerEventStateArgs_v6_t args;
+  memset(&args, 0, sizeof(args));
+  uint64_t gpu = 1ull << 50;
+  uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < collectives; ++i) {
+    void *group_api = nullptr, *coll_api = nullptr, *group = nullptr, *coll = nullptr, *kch = nullptr;
+    ncclProfilerEventDescr_v6_t ga = Descr(ncclProfileGroupApi, nullptr);
+    ga.groupApi.groupDepth = 1;
+    p->startEvent(ctx, &group_api, &ga);
+    ncclProfilerEventDescr_v6_t ca = Descr(ncclProfileCollApi, group_api);
+    ca.collApi.func = "AllReduce";
+    ca.collApi.count = 1 << 20;
+    ca.collApi.datatype = "ncclFloat32";
+    p->startEvent(ctx, &coll_api, &ca);
+    p->stopEvent(coll_api);
+    p->recordEventState(group_api, ncclProfilerGroupStartApiStop, nullptr);
+    p->recordEventState(group_api, ncclProfilerGroupEndApiStart, nullptr);
+    ncclProfilerEventDescr_v6_t g = Descr(ncclProfileGroup, nullptr);
+    p->startEvent(ctx, &group, &g);
+    ncclProfilerEventDescr_v6_t c = Descr(ncclProfileColl, coll_api);
+    c.coll.seqNumber = i;
+    c.coll.func = "AllReduce";
+    c.coll.datatype = "ncclFloat32";
+    c.coll.count = 1 << 20;
+    c.coll.algo = "RING";
+    c.coll.proto = "SIMPLE";
+    c.coll.nChannels = 1;
+    c.coll.parentGroup = group;
+    p->startEvent(ctx, &coll, &c);
+    p->stopEvent(coll);
+    p->stopEvent(group);
+    p->stopEvent(group_api);
+    ncclProfilerEventDescr_v6_t k = Descr(ncclProfileKernelCh, coll);
+    k.kernelCh.channelId = 0;
+    k.kernelCh.pTimer = gpu;
+    p->startEvent(ctx, &kch, &k);
+    args.kernelCh.pTimer = gpu + 5000;
+    p->recordEventState(kch, ncclProfilerKernelChStop, &args);
+    p->stopEvent(kch);
+    gpu += 6000;
+  }
+  uint64_t t1 = NowNs();
+  p->finalize(ctx);
+  uint64_t t2 = NowNs();
+  dlclose(lib);
+  out->ns_per_coll = static_cast<double>(t1 - t0) / static_cast<double>(collectives);
+  out->finalize_ms = static_cast<double>(t2 - t1) / 1e6;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s COLLECTIVES PLUGIN.so [PLUGIN.so...]\n", argv[0]);
+    return 2;
+  }
+  uint64_t n = strtoull(argv[1], nullptr, 10);
+  std::vector<Result> results;
+  for (int i = 2; i < argc; ++i) {
+    Result r{};
+    if (!Run(argv[i], n, &r)) return 1;
+    printf("%-48s %10.1f ns/collective (13 callbacks)   finalize %8.1f ms\n", argv[i], r.ns_per_coll, r.finalize_ms);
+    results.push_back(r);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    printf("ratio %s / %s: %.2fx\n", argv[2], argv[2 + i], results[0].ns_per_coll / results[i].ns_per_coll);
+  }
+  return 0;
+}

@@ -1,0 +1,150 @@
+#include "plugin/capture/spool_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lz4.h>
+#include <zlib.h>
+
+#include "plugin/clock.h"
+#include "plugin/logger.h"
+
+namespace katrace {
+namespace {
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+int CreateExclusive(const std::string& path) {
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+}  // namespace
+
+SpoolFile::~SpoolFile() { Close(); }
+
+bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress, std::string* note,
+                       std::string* error) {
+  compress_ = compress;
+  note->clear();
+  auto try_dir = [&](const std::string& base) {
+    std::string candidates[] = {base + ".kspool", base + "." + std::to_string(os_pid) + ".kspool"};
+    for (const std::string& c : candidates) {
+      fd_ = CreateExclusive(c);
+      if (fd_ >= 0) return path_ = c, true;
+      if (errno != EEXIST) return false;
+    }
+    for (int n = 2; n < 1000; ++n) {
+      std::string c = base + "." + std::to_string(os_pid) + "." + std::to_string(n) + ".kspool";
+      fd_ = CreateExclusive(c);
+      if (fd_ >= 0) return path_ = c, true;
+      if (errno != EEXIST) return false;
+    }
+    return false;
+  };
+  if (!try_dir(trace_path)) {
+    int first_errno = errno;
+    const char* tmp = getenv("TMPDIR");
+    std::string fallback = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + Basename(trace_path);
+    if (!try_dir(fallback)) {
+      *error = "cannot create a spool next to '" + trace_path + "' (" + strerror(first_errno) + ") nor in '" +
+               Dirname(fallback) + "' (" + strerror(errno) + ")";
+      return false;
+    }
+    *note = "cannot create a spool in '" + Dirname(trace_path) + "' (" + strerror(first_errno) + "); spooling to '" +
+            path_ + "' instead";
+  }
+  spool::FileHeader h{};
+  memcpy(h.magic, spool::kFileMagic, sizeof(h.magic));
+  h.version = spool::kFormatVersion;
+  h.header_bytes = sizeof(h);
+  h.os_pid = static_cast<uint64_t>(os_pid);
+  h.created_realtime_ns = NowRealtimeNs();
+  int err = 0;
+  if (!WriteAll(reinterpret_cast<const uint8_t*>(&h), sizeof(h), &err)) {
+    *error = "cannot write the spool header to '" + path_ + "' (" + strerror(err) + ")";
+    return false;
+  }
+  offset_ = sizeof(h);
+  return true;
+}
+
+bool SpoolFile::WriteAll(const uint8_t* data, size_t n, int* err) {
+  while (n > 0) {
+    ssize_t w = write(fd_, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *err = w < 0 ? errno : ENOSPC;
+      return false;
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes) {
+  if (fd_ < 0 || raw_bytes == 0) return;
+  size_t bound = compress_ ? static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw_bytes))) : raw_bytes;
+  frame_.resize(sizeof(spool::BlockHeader) + (bound > raw_bytes ? bound : raw_bytes));
+  uint8_t* payload = frame_.data() + sizeof(spool::BlockHeader);
+  spool::BlockHeader h{};
+  h.magic = spool::kBlockMagic;
+  h.raw_bytes = raw_bytes;
+  h.stream = stream;
+  h.os_tid = os_tid;
+  h.sequence = sequence_;
+  int packed = 0;
+  if (compress_) {
+    packed = LZ4_compress_default(reinterpret_cast<const char*>(raw), reinterpret_cast<char*>(payload),
+                                  static_cast<int>(raw_bytes), static_cast<int>(bound));
+  }
+  // Compression that does not pay is skipped for this block.
+  if (packed > 0 && static_cast<uint32_t>(packed) < raw_bytes) {
+    h.flags = spool::kBlockLz4;
+    h.stored_bytes = static_cast<uint32_t>(packed);
+  } else {
+    memcpy(payload, raw, raw_bytes);
+    h.stored_bytes = raw_bytes;
+  }
+  uint32_t crc = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(&h), sizeof(h)));
+  h.crc32 = static_cast<uint32_t>(crc32(crc, payload, h.stored_bytes));
+  memcpy(frame_.data(), &h, sizeof(h));
+  size_t n = sizeof(h) + h.stored_bytes;
+  int err = 0;
+  if (WriteAll(frame_.data(), n, &err)) {
+    offset_ += n;
+    raw_total_ += raw_bytes;
+    ++sequence_;
+    return;
+  }
+  // A torn block would hide every later one from readers: cut it off again.
+  ++io_errors_;
+  if (ftruncate(fd_, static_cast<off_t>(offset_)) != 0 || lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) {
+    LogWarn("spool '" + path_ + "': cannot undo a failed write (" + strerror(errno) + "); the spool ends here");
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  if (io_errors_ == 1) {
+    LogWarn("cannot write the spool '" + path_ + "' (" + strerror(err) +
+            "); events captured while writes fail are lost and counted, the job goes on");
+  }
+}
+
+void SpoolFile::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace katrace
