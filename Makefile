@@ -7,13 +7,24 @@
 #   make bench      run the benchmarks recorded in BENCHMARKS.md
 #   make tsan       the test suite under ThreadSanitizer (build/tsan)
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
-#   make check      all three (plain, tsan, asan) in one run with one closing "N passed, N failed"
+#   make check      all three (plain, tsan, asan) in one run with one closing "N passed, N failed",
+#                   after a bounded run of each fuzz target
+#   make fuzz       build the libFuzzer targets (clang) and fuzz each for FUZZ_SECONDS
 
 BUILD ?= build
 SAN ?=
 CXX ?= g++
 NVCC ?= nvcc
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+# Decided on what is there, not on what is claimed: CUDA_HOME is often set by an HPC module that
+# has no compiler. NVCC_FOUND is $(NVCC) when it runs (a path, or a name on PATH), else
+# $(CUDA_HOME)/bin/nvcc when that exists, else empty (the device code is then skipped).
+NVCC_FOUND := $(or $(shell command -v $(NVCC) 2>/dev/null),$(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/bin/nvcc)))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC_FOUND))
+ifneq ($(filter 1,$(NVCC_SKIP)),1)
+ifeq ($(NVCC_FOUND),)
+$(info katrace: no nvcc ($(NVCC) is not on PATH$(if $(CUDA_HOME), and $(CUDA_HOME)/bin/nvcc does not exist)): skipping the device code (device/*.cu, $(BUILD)/device/gpu_bench) and the GPU suite test_device_gpu; everything else builds and runs on the CPU)
+endif
+endif
 
 OPT ?= -O2 -g
 CXXSTD := -std=c++17
@@ -31,7 +42,7 @@ endif
 # The ring headers (include/katrace/step_*.h) use libcu++'s cuda::atomic_ref, which is header-only
 # and ships with CUDA in include/cccl; g++ objects that include them add $(STEP_RING_CPPFLAGS).
 # Without CUDA the headers fall back to the same __atomic builtins.
-STEP_RING_CPPFLAGS := $(if $(CUDA_HOME),-isystem $(CUDA_HOME)/include/cccl)
+STEP_RING_CPPFLAGS := $(if $(wildcard $(CUDA_HOME)/include/cccl),-isystem $(CUDA_HOME)/include/cccl)
 
 GTEST_LIBS := -lgtest -lgtest_main -pthread
 BENCH_LIBS := -lbenchmark -pthread
@@ -56,6 +67,7 @@ include device/module.mk
 include tools/module.mk
 include test/module.mk
 include bench/module.mk
+include fuzz/module.mk
 
 all-targets: $(ALL_TARGETS)
 
@@ -71,22 +83,35 @@ test-bins: $(ALL_TARGETS) $(TEST_BINS)
 test: test-bins
 	@test/run_tests.sh $(TEST_BINS)
 
-TSAN_MAKE := $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1
-ASAN_MAKE := $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1
+# Recursive makes for the sanitizer builds. Each recipe line that runs one starts with "+" so
+# make treats it as recursive and hands it the jobserver (without it the sub-makes fell back to
+# -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh.
+TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1
+ASAN_MAKE = $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1
 
 bench: $(ALL_TARGETS) $(BENCH_BINS) $(TEST_BINS)
 	bench/run_benchmarks.sh $(BUILD)
 
 tsan:
-	$(TSAN_MAKE) test
+	+$(TSAN_MAKE) test
 
 asan:
-	$(ASAN_MAKE) test
+	+$(ASAN_MAKE) test
 
-# The sanitizer builds skip nvcc, so their test lists lack the GPU-only suite.
-check: test-bins
-	$(TSAN_MAKE) test-bins
-	$(ASAN_MAKE) test-bins
+.PHONY: tsan-bins asan-bins
+tsan-bins:
+	+$(TSAN_MAKE) test-bins
+
+asan-bins:
+	+$(ASAN_MAKE) test-bins
+
+# The demo's README points at the trace tools: they are built with it.
+demo: $(KATRACE_CHECK_BIN) $(KATRACE_MERGE_BIN) $(KATRACE_STATS_BIN)
+
+# The sanitizer builds skip nvcc, so their test lists lack the GPU-only suite. The three builds
+# are prerequisites, so that under -j they share the job slots; the bounded fuzz run
+# (fuzz/module.mk) comes before the one closing summary line.
+check: test-bins tsan-bins asan-bins fuzz-check
 	@test/run_tests.sh $(TEST_BINS) \
 	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/tsan/,$(TEST_BINS))) \
 	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/asan/,$(TEST_BINS)))

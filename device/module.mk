@@ -2,7 +2,8 @@
 # (objects under $(BUILD)/obj/device), and $(BUILD)/device/gpu_bench. nvcc compiles for sm_80 and
 # sm_90 with warnings as errors, so a host-only edit to the shared ring headers cannot silently
 # break device code. Skipped when NVCC_SKIP=1 (sanitizer builds) or when there is no CUDA.
-DEVICE_BUILD := $(if $(filter 1,$(NVCC_SKIP)),,$(if $(CUDA_HOME),1))
+# (NVCC_FOUND, from the top-level Makefile, is the nvcc that is really there.)
+DEVICE_BUILD := $(if $(filter 1,$(NVCC_SKIP)),,$(if $(NVCC_FOUND),1))
 
 ifeq ($(DEVICE_BUILD),1)
 NVCC_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
@@ -16,7 +17,7 @@ DEVICE_OBJS := $(DEVICE_CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -Iinclude -I. -MMD -MP $(NVCCFLAGS) -c $< -o $@
+	$(NVCC_FOUND) -Iinclude -I. -MMD -MP $(NVCCFLAGS) -c $< -o $@
 
 GPU_BENCH := $(BUILD)/device/gpu_bench
 $(BUILD)/obj/device/gpu_bench.o: CPPFLAGS += $(STEP_RING_CPPFLAGS)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ with clang and fuzzes each for SECONDS, starting from
+# the committed seeds in fuzz/corpus/<target>/. A crash input is kept in fuzz/regressions/<target>/
+# (commit it: the replay test in the normal suites then runs it forever after) and fails the run.
+# Without clang or libFuzzer it says so in one line and succeeds: fuzzing is optional.
+#   scripts/run_fuzz.sh SECONDS BUILD PLUGIN_SO
+set -u
+seconds=${1:-60} build=${2:-build} plugin=${3:-build/libnccl-profiler-katrace.so}
+cxx=${FUZZ_CXX:-clang++}
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "fuzz: skipped: no $cxx (install clang, e.g. apt-get install -y clang)"
+  exit 0
+fi
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+  >"$probe/p.cc"
+if ! "$cxx" -fsanitize=fuzzer "$probe/p.cc" -o "$probe/p" >/dev/null 2>&1; then
+  echo "fuzz: skipped: $cxx has no libFuzzer (-fsanitize=fuzzer)"
+  exit 0
+fi
+out="$build/fuzz"
+mkdir -p "$out"
+flags=(-std=c++17 -O1 -g -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
+       -fno-sanitize-recover=all -pthread)
+tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
+build_target() {  # build_target NAME SOURCES... (rebuilt when a source or header is newer)
+  local name=$1 bin="$out/$1"
+  shift
+  if [ -x "$bin" ] && [ -z "$(find fuzz tools/common common plugin include -newer "$bin" \
+      \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | head -n 1)" ]; then
+    return 0
+  fi
+  echo "fuzz: building $bin"
+  "$cxx" "${flags[@]}" "$@" -o "$bin" -lz -ldl
+}
+build_target fuzz_abi_stream fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc \
+  -DKATRACE_FUZZ_DEFAULT_PLUGIN="\"$plugin\"" || exit 1
+# shellcheck disable=SC2086
+build_target fuzz_trace_reader fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc \
+  $tools_common common/summary_table.cc || exit 1
+status=0
+for target in fuzz_abi_stream fuzz_trace_reader; do
+  work="$out/corpus-$target"
+  mkdir -p "$work" "fuzz/regressions/$target"
+  echo "fuzz: $target for ${seconds}s"
+  # The plugin's own outputs go to a scratch folder; ASan's leak check is off because the
+  # plugin keeps process-lifetime state on purpose.
+  if ! KATRACE_OUTPUT="$probe/trace-{pid}.json" KATRACE_SUMMARY=0 ASAN_OPTIONS=detect_leaks=0 \
+      "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="fuzz/regressions/$target/" -print_final_stats=0 \
+      "$work" "fuzz/corpus/$target" >"$out/$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; the input is in fuzz/regressions/$target/ (log: $out/$target.log)"
+    tail -n 30 "$out/$target.log"
+    status=1
+  else
+    grep -E '^#[0-9]+ *DONE' "$out/$target.log" | tail -n 1 | sed "s/^/fuzz: $target: /"
+  fi
+done
+exit $status
