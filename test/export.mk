@@ -1,0 +1,13 @@
+# Export suite: spools built record by record (test/support/spool_builder) exported by the real
+# export stage (linked directly), traces checked with nlohmann::json and katrace-check, and
+# katrace-export run as a program. EXPORT_LIB_OBJS comes from tools/export/module.mk.
+EXPORT_TEST := $(BUILD)/test/test_export
+EXPORT_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_export*.cc)) \
+    $(BUILD)/obj/test/support/spool_builder.o $(BUILD)/obj/test/support/trace_validation.o \
+    $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/subprocess.o
+
+$(EXPORT_TEST): $(EXPORT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(BUILD)/bin/katrace-export $(BUILD)/bin/katrace-check
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) $(EXPORT_LIB_LIBS) -ldl
+
+TEST_BINS += $(EXPORT_TEST)

@@ -1,0 +1,767 @@
+// The export stage on spools built record by record: every kind's fields, parents, late and
+// incomplete events, cross-stream order, GPU extents and flows, LZ4 and plain blocks, cut and
+// corrupted spools, hostile input, and the summary. Traces are parsed with nlohmann::json and
+// checked with katrace-check (test/support/trace_validation.h).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+
+#include "plugin/export/exporter.h"
+#include "test/support/plugin_harness.h"
+#include "test/support/spool_builder.h"
+#include "test/support/trace_validation.h"
+
+namespace katrace_test {
+namespace {
+
+using katrace::Kind;
+using nlohmann::json;
+namespace spool = katrace::spool;
+
+constexpr uint64_t kBaseMono = 5000000000ull;
+constexpr uint64_t kBaseRt = 1700000000000000000ull;
+constexpr uint64_t kCommA = 0x9a3c0f1e00000001ull;
+constexpr int kAllMask = 0x7fff | ncclProfileKernelStep;
+
+// A spool with the usual preamble: process, identity clock, four strings, communicator slot 1.
+struct Spool {
+  std::string path;
+  std::unique_ptr<SpoolBuilder> b;
+  Spool(const std::string& dir, bool lz4 = false, int mask = kAllMask, size_t block = 64 << 10) {
+    path = dir + "/t.kspool";
+    b = std::make_unique<SpoolBuilder>(path, lz4, block);
+    b->Process(3, 4242, "node7", dir + "/t.json", mask, kBaseRt, kBaseMono);
+    b->Clock(kBaseMono, kBaseMono, kBaseRt);
+    b->String(1, "AllReduce");
+    b->String(2, "ncclFloat32");
+    b->String(3, "RING");
+    b->String(4, "SIMPLE");
+    b->String(5, "Send");
+    b->Comm(1, kCommA, kBaseMono, 3, 8, "world");
+  }
+  SpoolBuilder* operator->() { return b.get(); }
+  void Close(bool end = true) {
+    if (end) b->End(0);
+    b->Close();
+  }
+};
+
+spool::CollFields Coll(uint8_t channels) {
+  spool::CollFields c{};
+  c.seq = 7;
+  c.count = 1024;
+  c.func = 1;
+  c.datatype = 2;
+  c.algo = 3;
+  c.proto = 4;
+  c.root = -1;
+  c.nchannels = channels;
+  c.nwarps = 16;
+  return c;
+}
+
+spool::KernelChFields Kch(uint8_t channel, uint64_t gpu_start) {
+  spool::KernelChFields k{};
+  k.gpu_start = gpu_start;
+  k.func = 1;
+  k.channel = channel;
+  return k;
+}
+
+class ExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = MakeTempDir(); }
+  katrace::ExportReport Export(const std::string& spool_path, const std::string& out = "") {
+    katrace::ExportOptions o;
+    o.output = out;
+    o.summary = false;
+    o.progress = false;
+    o.threads = 2;
+    return katrace::ExportSpool(spool_path, o);
+  }
+  // Exports and validates; returns the trace.
+  json ExportValid(const std::string& spool_path) {
+    katrace::ExportReport r = Export(spool_path);
+    EXPECT_TRUE(r.ok) << r.message;
+    last_ = r;
+    return ExpectValidTrace(r.trace_path);
+  }
+  static json ById(const json& trace, const std::string& cat, uint64_t id) {
+    for (const json& s : Slices(trace, cat)) {
+      if (s["args"].value("id", uint64_t{0}) == id) return s;
+    }
+    return json();
+  }
+  static int64_t Ns(const json& micros) { return llround(micros.get<double>() * 1000.0); }
+  std::string dir_;
+  katrace::ExportReport last_;
+};
+
+TEST_F(ExportTest, EmptySpoolGivesAValidTrace) {
+  Spool s(dir_);
+  s.Close();
+  json t = ExportValid(s.path);
+  EXPECT_TRUE(last_.clean_end);
+  EXPECT_FALSE(last_.cut);
+  EXPECT_EQ(last_.events, 0u);
+  const json& f = Footer(t);
+  EXPECT_EQ(f["rank"], 3);
+  EXPECT_EQ(f["host"], "node7");
+  EXPECT_EQ(f["os_pid"], 4242);
+  EXPECT_EQ(f["base_monotonic_ns"], kBaseMono);
+  EXPECT_EQ(f["spool"]["clean_end"], true);
+  EXPECT_EQ(f["spool"]["cut_offset"], 0);
+  EXPECT_GT(f["spool"]["blocks"].get<int>(), 0);
+  EXPECT_EQ(f["waits"], 0);
+  EXPECT_FALSE(f.contains("writer_stalls"));
+  EXPECT_EQ(last_.trace_path, dir_ + "/t.json");
+}
+
+TEST_F(ExportTest, EveryKindWithItsFields) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  spool::ApiFields api{};
+  api.depth = 2;
+  s->Start(0, Kind::kGroupApi, 1, 1, 0, t, api, spool::kStartGraphCaptured);
+  s->State(0, Kind::kGroupApi, 1, 1, t + 10, ncclProfilerGroupStartApiStop);
+  spool::ApiFields capi{};
+  capi.count = 99;
+  capi.func = 1;
+  capi.datatype = 2;
+  capi.root = 4;
+  s->Start(0, Kind::kCollApi, 1, 2, 1, t + 20, capi);
+  s->Stop(0, Kind::kCollApi, 1, 2, t + 30);
+  s->Start(0, Kind::kKernelLaunch, 1, 3, 1, t + 40);
+  s->Stop(0, Kind::kKernelLaunch, 1, 3, t + 50);
+  s->Stop(0, Kind::kGroupApi, 1, 1, t + 60);
+  s->Start(0, Kind::kGroup, 1, 4, 0, t + 100);
+  s->Start(0, Kind::kColl, 1, 5, 4, t + 110, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 5, t + 200);
+  spool::P2pFields p2p{};
+  p2p.count = 10;
+  p2p.func = 5;
+  p2p.datatype = 2;
+  p2p.peer = 6;
+  p2p.nchannels = 0;
+  s->Start(0, Kind::kP2p, 1, 6, 4, t + 210, p2p);
+  s->Stop(0, Kind::kP2p, 1, 6, t + 300);
+  s->Stop(0, Kind::kGroup, 1, 4, t + 310);
+  // Proxy side on stream 1.
+  spool::ProxyOpFields op{};
+  op.peer = 2;
+  op.nsteps = 4;
+  op.chunk_size = 4096;
+  op.channel = 1;
+  s->Start(1, Kind::kProxyOp, 1, 10, 0, t + 400, op, spool::kStartSend);
+  s->State(1, Kind::kProxyOp, 1, 10, t + 405, ncclProfilerProxyOpInProgress_v4);
+  spool::ProxyStepFields st{};
+  st.step = 9;
+  st.peer = 2;
+  st.channel = 1;
+  st.direction = 1;
+  s->Start(1, Kind::kProxyStep, 1, 11, 10, t + 410, st);
+  s->State(1, Kind::kProxyStep, 1, 11, t + 420, ncclProfilerProxyStepSendGPUWait);
+  s->State(1, Kind::kProxyStep, 1, 11, t + 430, ncclProfilerProxyStepSendWait, 777);
+  s->State(1, Kind::kProxyStep, 1, 11, t + 435, ncclProfilerProxyStepSendWait, 888);  // repeat: first kept
+  spool::NetPluginFields net{};
+  net.net_id = 12;
+  s->Start(1, Kind::kNetPlugin, 1, 12, 11, t + 440, net);
+  s->State(1, Kind::kNetPlugin, 1, 12, t + 441, ncclProfilerNetPluginUpdate);
+  s->State(1, Kind::kNetPlugin, 1, 12, t + 442, ncclProfilerNetPluginUpdate);
+  s->Stop(1, Kind::kNetPlugin, 1, 12, t + 445);
+  s->Stop(1, Kind::kProxyStep, 1, 11, t + 450);
+  s->Stop(1, Kind::kProxyOp, 1, 10, t + 460);
+  s->Start(1, Kind::kProxyCtrl, 1, 13, 0, t + 500);
+  s->State(1, Kind::kProxyCtrl, 1, 13, t + 501, ncclProfilerProxyCtrlAppend);
+  s->State(1, Kind::kProxyCtrl, 1, 13, t + 502, ncclProfilerProxyCtrlAppendEnd, 5);
+  s->Stop(1, Kind::kProxyCtrl, 1, 13, t + 510);
+  // GPU side: KernelStep and CE kinds.
+  spool::KernelStepFields ks{};
+  ks.gpu_start = kBaseRt + 600;
+  ks.gpu_ready = kBaseRt + 700;
+  ks.step = 3;
+  ks.size = 65536;
+  ks.peer = 5;
+  ks.func = 1;
+  ks.channel = 2;
+  s->Start(2, Kind::kKernelStep, 1, 20, 0, t + 600, ks, spool::kStartSend);
+  s->State(2, Kind::kKernelStep, 1, 20, t + 650, ncclProfilerKernelStepStop, kBaseRt + 900);
+  s->Stop(2, Kind::kKernelStep, 1, 20, t + 660);
+  s->Start(2, Kind::kCeColl, 1, 21, 0, t + 700, Coll(0));
+  s->Stop(2, Kind::kCeColl, 1, 21, t + 710);
+  s->Start(2, Kind::kCeSync, 1, 22, 0, t + 720);
+  s->Stop(2, Kind::kCeSync, 1, 22, t + 730);
+  spool::CeBatchFields cb{};
+  cb.bytes = 1 << 20;
+  cb.ops = 3;
+  s->Start(2, Kind::kCeBatch, 1, 23, 0, t + 740, cb);
+  s->Stop(2, Kind::kCeBatch, 1, 23, t + 750);
+  s.Close();
+  json tr = ExportValid(s.path);
+  EXPECT_EQ(last_.events, 14u);
+  EXPECT_EQ(last_.incomplete, 0u);
+
+  json g = ById(tr, "GroupApi", 1);
+  ASSERT_FALSE(g.is_null());
+  EXPECT_EQ(g["name"], "Group");
+  EXPECT_EQ(g["args"]["depth"], 2);
+  EXPECT_EQ(g["args"]["graph_captured"], true);
+  EXPECT_EQ(g["args"]["comm"], "9a3c0f1e00000001");
+  EXPECT_EQ(g["args"]["rank"], 3);
+  EXPECT_EQ(Ns(g["args"]["group_start_done"]), 1010);
+  EXPECT_EQ(Ns(g["ts"]), 1000);
+  EXPECT_EQ(Ns(g["dur"]), 60);
+  json ca = ById(tr, "CollApi", 2);
+  EXPECT_EQ(ca["name"], "AllReduce");
+  EXPECT_EQ(ca["args"]["func"], "AllReduce");
+  EXPECT_EQ(ca["args"]["count"], 99);
+  EXPECT_EQ(ca["args"]["datatype"], "ncclFloat32");
+  EXPECT_EQ(ca["args"]["root"], 4);
+  EXPECT_EQ(ca["args"]["parent"], 1);
+  EXPECT_EQ(ca["args"]["graph_captured"], false);
+  EXPECT_EQ(ById(tr, "KernelLaunch", 3)["name"], "KernelLaunch");
+  json c = ById(tr, "Coll", 5);
+  EXPECT_EQ(c["args"]["seq"], 7);
+  EXPECT_EQ(c["args"]["bytes"], 4096);
+  EXPECT_EQ(c["args"]["algo"], "RING");
+  EXPECT_EQ(c["args"]["proto"], "SIMPLE");
+  EXPECT_EQ(c["args"]["warps"], 16);
+  EXPECT_EQ(c["args"]["root"], -1);
+  EXPECT_EQ(c["args"]["parent"], 4);
+  EXPECT_FALSE(c["args"].contains("gpu_start"));
+  json p = ById(tr, "P2p", 6);
+  EXPECT_EQ(p["name"], "Send");
+  EXPECT_EQ(p["args"]["peer"], 6);
+  EXPECT_EQ(p["args"]["bytes"], 40);
+  json o = ById(tr, "ProxyOp", 10);
+  EXPECT_EQ(o["name"], "Send");
+  EXPECT_EQ(o["args"]["channel"], 1);
+  EXPECT_EQ(o["args"]["peer"], 2);
+  EXPECT_EQ(o["args"]["steps"], 4);
+  EXPECT_EQ(o["args"]["chunk_size"], 4096);
+  EXPECT_EQ(o["args"]["send"], true);
+  EXPECT_EQ(Ns(o["args"]["in_progress"]), 1405);
+  json ps = ById(tr, "ProxyStep", 11);
+  EXPECT_EQ(ps["name"], "SendStep");
+  EXPECT_EQ(ps["args"]["step"], 9);
+  EXPECT_EQ(ps["args"]["trans_size"], 888);  // the value follows every SendWait; the state is kept once
+  std::vector<json> states = Slices(tr, "ProxyStepState");
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0]["name"], "SendGpuWait");
+  EXPECT_EQ(states[1]["name"], "SendWait");
+  json n = ById(tr, "NetPlugin", 12);
+  EXPECT_EQ(n["args"]["net_id"], 12);
+  EXPECT_EQ(n["args"]["updates"], 2);
+  json pc = ById(tr, "ProxyCtrl", 13);
+  EXPECT_EQ(pc["name"], "Append");
+  EXPECT_EQ(pc["args"]["appended"], 5);
+  json k = ById(tr, "KernelStep", 20);
+  EXPECT_EQ(k["name"], "Send");
+  EXPECT_EQ(k["args"]["channel"], 2);
+  EXPECT_EQ(k["args"]["peer"], 5);
+  EXPECT_EQ(k["args"]["step"], 3);
+  EXPECT_EQ(k["args"]["size"], 65536);
+  EXPECT_EQ(k["args"]["gpu_ready_ns"], kBaseRt + 700);
+  EXPECT_EQ(k["args"]["gpu_stop_ns"], kBaseRt + 900);
+  EXPECT_FALSE(k["args"].contains("abandoned"));
+  EXPECT_EQ(Slices(tr, "KernelStepWait").size(), 1u);
+  EXPECT_EQ(Slices(tr, "KernelStepTransfer").size(), 1u);
+  EXPECT_EQ(ById(tr, "CeColl", 21)["args"]["seq"], 7);
+  EXPECT_EQ(ById(tr, "CeSync", 22)["name"], "CeSync");
+  json b = ById(tr, "CeBatch", 23);
+  EXPECT_EQ(b["args"]["ops"], 3);
+  EXPECT_EQ(b["args"]["bytes"], 1 << 20);
+  const json& f = Footer(tr);
+  EXPECT_EQ(f["events"]["ProxyStep"], 1);
+  EXPECT_EQ(f["events"]["Coll"], 1);
+  EXPECT_EQ(f["mask"], kAllMask);
+  // Host tracks are named by the OS thread of the block that carried the Start.
+  bool named = false;
+  for (const json& e : tr["traceEvents"]) {
+    if (e["name"] == "thread_name" && e["args"]["name"] == "host 1000") named = true;
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST_F(ExportTest, ParentsLateAndIncomplete) {
+  Spool s(dir_, false, static_cast<int>(ncclProfileGroup | ncclProfileColl | ncclProfileCollApi | ncclProfileProxyOp));
+  uint64_t t = kBaseMono + 1000;
+  spool::ApiFields capi{};
+  capi.func = 1;
+  s->Start(0, Kind::kCollApi, 1, 1, 0, t, capi);
+  s->Stop(0, Kind::kCollApi, 1, 1, t + 10);
+  s->Start(0, Kind::kColl, 1, 2, 1, t + 20, Coll(2));  // after its API call: normal, not late
+  s->Stop(0, Kind::kColl, 1, 2, t + 30);
+  s->Start(0, Kind::kGroup, 1, 3, 0, t + 40);
+  s->Stop(0, Kind::kGroup, 1, 3, t + 50);
+  s->Start(0, Kind::kColl, 1, 4, 3, t + 60, Coll(2));  // after its Group completed: late
+  s->Stop(0, Kind::kColl, 1, 4, t + 70);
+  s->Start(0, Kind::kColl, 1, 5, 999, t + 80, Coll(2));  // a parent that was never recorded
+  s->Stop(0, Kind::kColl, 1, 5, t + 90);
+  spool::ProxyOpFields op{};
+  s->Start(1, Kind::kProxyOp, 1, 6, 0, t + 100, op);  // never stops
+  s->CommEnd(1, t + 5000);
+  s.Close();
+  json tr = ExportValid(s.path);
+  json a = ById(tr, "Coll", 2);
+  EXPECT_EQ(a["args"]["parent"], 1);
+  EXPECT_FALSE(a["args"].contains("late"));
+  json l = ById(tr, "Coll", 4);
+  EXPECT_EQ(l["args"]["parent"], 3);
+  EXPECT_EQ(l["args"]["late"], true);
+  json u = ById(tr, "Coll", 5);
+  EXPECT_FALSE(u["args"].contains("parent"));
+  json i = ById(tr, "ProxyOp", 6);
+  EXPECT_EQ(i["args"]["incomplete"], true);
+  EXPECT_EQ(Ns(i["ts"]) + Ns(i["dur"]), 1000 + 5000);  // closed at its communicator's CommEnd
+  const json& f = Footer(tr);
+  EXPECT_EQ(f["incomplete"], 1);
+  EXPECT_EQ(f["late_children"], 1);
+  EXPECT_EQ(last_.incomplete, 1u);
+}
+
+TEST_F(ExportTest, IncompleteWithoutCommEndStopsAtTheLastTick) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->Start(0, Kind::kGroup, 1, 1, 0, t);
+  s->Start(0, Kind::kColl, 1, 2, 1, t + 10, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 2, t + 20);
+  s->Start(1, Kind::kCeSync, 1, 3, 0, t + 900);
+  s->Stop(1, Kind::kCeSync, 1, 3, t + 950);
+  s.Close(false);  // a killed job: no End record
+  json tr = ExportValid(s.path);
+  EXPECT_FALSE(last_.clean_end);
+  EXPECT_TRUE(last_.cut);
+  json g = ById(tr, "Group", 1);
+  EXPECT_EQ(g["args"]["incomplete"], true);
+  EXPECT_EQ(Ns(g["ts"]) + Ns(g["dur"]), 1950);
+  EXPECT_FALSE(ById(tr, "Coll", 2)["args"].contains("incomplete"));
+  EXPECT_EQ(Footer(tr)["spool"]["clean_end"], false);
+}
+
+TEST_F(ExportTest, StopBeforeStartInFileOrderAcrossStreams) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->FlushAll();
+  // The proxy thread's block (a child Start and the parent's Stop) reaches the file first.
+  spool::ProxyOpFields op{};
+  s->Start(1, Kind::kProxyOp, 1, 2, 1, t + 10, op);
+  s->Stop(1, Kind::kProxyOp, 1, 2, t + 20);
+  s->Stop(1, Kind::kColl, 1, 1, t + 30);
+  s->Flush(1);
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(0));
+  s->Flush(0);
+  s.Close();
+  json tr = ExportValid(s.path);
+  EXPECT_EQ(last_.events, 2u);
+  json c = ById(tr, "Coll", 1);
+  ASSERT_FALSE(c.is_null());
+  EXPECT_FALSE(c["args"].contains("incomplete"));
+  EXPECT_EQ(Ns(c["dur"]), 30);
+  json o = ById(tr, "ProxyOp", 2);
+  EXPECT_EQ(o["args"]["parent"], 1);
+  EXPECT_FALSE(o["args"].contains("late"));
+}
+
+TEST_F(ExportTest, KernelChGpuExtentFlowAndPlacement) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 100000;
+  // globaltimer = realtime; the host sees stamps 500 and 300 ns late: the best observation wins.
+  uint64_t rt = kBaseRt - kBaseMono;  // gpu = host + rt
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2));
+  s->Stop(0, Kind::kColl, 1, 1, t + 100);
+  s->Start(1, Kind::kKernelCh, 1, 2, 1, t + 1000, Kch(0, t + 1000 + rt - 500));
+  s->Start(1, Kind::kKernelCh, 1, 3, 1, t + 1100, Kch(1, t + 1100 + rt - 300));
+  s->State(1, Kind::kKernelCh, 1, 2, t + 5000, ncclProfilerKernelChStop, t + 4000 + rt);
+  s->State(1, Kind::kKernelCh, 1, 3, t + 5001, ncclProfilerKernelChStop, t + 4500 + rt);
+  s->Stop(1, Kind::kKernelCh, 1, 2, t + 5100);
+  s->Stop(1, Kind::kKernelCh, 1, 3, t + 5200);
+  s.Close();
+  json tr = ExportValid(s.path);
+  const json& f = Footer(tr);
+  // Observations: host − stamp = −rt + 500 and −rt + 300; the prior is −rt, which is lower.
+  int64_t prior = static_cast<int64_t>(kBaseMono - kBaseRt);
+  EXPECT_EQ(f["communicators"][0]["gpu_offset_best_ns"].get<int64_t>(), prior + 300);
+  EXPECT_EQ(f["communicators"][0]["gpu_offset_ns"].get<int64_t>(), prior);
+  EXPECT_EQ(f["gpu_offset_error_ns"], 300);
+  EXPECT_EQ(f["gpu_offset_samples"], 2);
+  json c = ById(tr, "Coll", 1);
+  ASSERT_TRUE(c["args"].contains("gpu_start"));
+  EXPECT_EQ(Ns(c["args"]["gpu_start"]), 100000 + 500);
+  EXPECT_EQ(Ns(c["args"]["gpu_end"]), 100000 + 4500);
+  std::vector<json> gpu = Slices(tr, "CollGpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0]["args"]["coll"], 1);
+  EXPECT_EQ(Ns(gpu[0]["ts"]), 100500);
+  EXPECT_EQ(Ns(gpu[0]["dur"]), 4000);
+  json k = ById(tr, "KernelCh", 2);
+  EXPECT_EQ(k["name"], "AllReduce");
+  EXPECT_EQ(Ns(k["ts"]), 100500);
+  EXPECT_EQ(Ns(k["dur"]), 3500);
+  EXPECT_FALSE(k["args"].contains("host_timed"));
+  int flows_s = 0, flows_f = 0;
+  for (const json& e : tr["traceEvents"]) {
+    if (e.value("cat", "") != "flow") continue;
+    EXPECT_EQ(e["id"], 1);
+    if (e["ph"] == "s") {
+      ++flows_s;
+      EXPECT_EQ(Ns(e["ts"]), 100000);
+    }
+    if (e["ph"] == "f") {
+      ++flows_f;
+      EXPECT_EQ(Ns(e["ts"]), 100500);
+    }
+  }
+  EXPECT_EQ(flows_s, 1);
+  EXPECT_EQ(flows_f, 1);
+}
+
+TEST_F(ExportTest, CollWaitsForItsAnnouncedKernelChannels) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  uint64_t rt = kBaseRt - kBaseMono;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2));
+  s->Stop(0, Kind::kColl, 1, 1, t + 100);
+  s->Start(1, Kind::kKernelCh, 1, 2, 1, t + 200, Kch(0, t + 200 + rt));
+  s->State(1, Kind::kKernelCh, 1, 2, t + 300, ncclProfilerKernelChStop, t + 300 + rt);
+  s->Stop(1, Kind::kKernelCh, 1, 2, t + 310);
+  // The second channel starts only now; it is still a child in time, not late.
+  s->Start(1, Kind::kKernelCh, 1, 3, 1, t + 400, Kch(1, t + 400 + rt));
+  s->Stop(1, Kind::kKernelCh, 1, 3, t + 500);  // its GPU stop never came: host timed
+  s.Close();
+  json tr = ExportValid(s.path);
+  json k3 = ById(tr, "KernelCh", 3);
+  EXPECT_FALSE(k3["args"].contains("late"));
+  EXPECT_EQ(k3["args"]["host_timed"], true);
+  EXPECT_FALSE(k3["args"].contains("gpu_stop_ns"));
+  EXPECT_EQ(Footer(tr)["late_children"], 0);
+}
+
+TEST_F(ExportTest, Lz4AndPlainBlocksGiveTheSameTrace) {
+  std::string traces[2];
+  for (int lz4 = 0; lz4 < 2; ++lz4) {
+    std::string d = dir_ + (lz4 ? "/lz4" : "/plain");
+    mkdir(d.c_str(), 0755);
+    Spool s(d, lz4 != 0, kAllMask, 512);  // small blocks: many of them
+    uint64_t t = kBaseMono + 1000;
+    for (uint64_t i = 0; i < 200; ++i) {
+      s->Start(0, Kind::kColl, 1, 1 + i * 2, 0, t + i * 100, Coll(0));
+      s->Stop(0, Kind::kColl, 1, 1 + i * 2, t + i * 100 + 50);
+      spool::ProxyOpFields op{};
+      op.channel = static_cast<uint8_t>(i % 4);
+      s->Start(1, Kind::kProxyOp, 1, 2 + i * 2, 1 + i * 2, t + i * 100 + 10, op);
+      s->Stop(1, Kind::kProxyOp, 1, 2 + i * 2, t + i * 100 + 60);
+    }
+    s.Close();
+    json tr = ExportValid(s.path);
+    EXPECT_EQ(last_.events, 400u);
+    EXPECT_GT(last_.blocks, 10u);
+    traces[lz4] = tr["traceEvents"].dump();
+  }
+  EXPECT_EQ(traces[0], traces[1]);
+}
+
+// A spool of |n| Coll events (one block each, block size tiny).
+std::string ManyBlocks(const std::string& dir, int n, bool lz4, std::vector<uint64_t>* offsets) {
+  Spool s(dir, lz4, kAllMask, 1);
+  s->FlushAll();
+  for (int i = 0; i < n; ++i) {
+    uint64_t t = kBaseMono + 1000 + static_cast<uint64_t>(i) * 100;
+    s->Start(0, Kind::kColl, 1, static_cast<uint64_t>(i) + 1, 0, t, Coll(0));
+    s->Stop(0, Kind::kColl, 1, static_cast<uint64_t>(i) + 1, t + 10);
+  }
+  s.Close();
+  *offsets = s->block_offsets();
+  return s.path;
+}
+
+TEST_F(ExportTest, TruncatedSpoolExportsEverythingBeforeTheCut) {
+  for (bool lz4 : {false, true}) {
+    std::vector<uint64_t> offsets;
+    std::string path = ManyBlocks(dir_, 20, lz4, &offsets);
+    std::string bytes = ReadFileBytes(path);
+    // Each record is its own block (block size 1): Start, Stop, Start, ... Cut inside the block
+    // that holds the 11th Coll's Stop.
+    size_t preamble = 0;
+    while (preamble < offsets.size() && offsets[preamble] < bytes.size()) ++preamble;
+    size_t stop_block = offsets.size() - 1 - 1 - 2 * 9;  // End is last, then 20 Stops/Starts back
+    uint64_t cut = offsets[stop_block] + 20;
+    WriteFileBytes(path, bytes.substr(0, cut));
+    katrace::ExportReport r = Export(path);
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_TRUE(r.cut);
+    EXPECT_FALSE(r.clean_end);
+    EXPECT_EQ(r.cut_offset, offsets[stop_block]);
+    EXPECT_NE(r.message.find("cut at offset " + std::to_string(offsets[stop_block])), std::string::npos) << r.message;
+    json tr = ExpectValidTrace(r.trace_path);
+    EXPECT_EQ(r.events, 11u);
+    EXPECT_EQ(r.incomplete, 1u);  // the 11th Coll lost its Stop with the cut
+    EXPECT_EQ(Footer(tr)["spool"]["cut_offset"], offsets[stop_block]);
+    EXPECT_EQ(ById(tr, "Coll", 11)["args"]["incomplete"], true);
+  }
+}
+
+TEST_F(ExportTest, CorruptedCrcStopsAtThatBlock) {
+  std::vector<uint64_t> offsets;
+  std::string path = ManyBlocks(dir_, 20, false, &offsets);
+  std::string bytes = ReadFileBytes(path);
+  size_t bad = offsets.size() - 10;
+  bytes[offsets[bad] + sizeof(spool::BlockHeader) + 9] ^= 0x40;  // a byte of the record body
+  WriteFileBytes(path, bytes);
+  katrace::ExportReport r = Export(path);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_TRUE(r.cut);
+  EXPECT_EQ(r.cut_offset, offsets[bad]);
+  EXPECT_NE(r.cut_reason.find("CRC"), std::string::npos) << r.cut_reason;
+  EXPECT_EQ(r.blocks, bad);
+  ExpectValidTrace(r.trace_path);
+}
+
+TEST_F(ExportTest, NotASpool) {
+  std::string path = dir_ + "/x.kspool";
+  WriteFileBytes(path, "{\"traceEvents\":[]} this is a trace, not a spool, and long enough for a header");
+  katrace::ExportReport r = Export(path, dir_ + "/x.json");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("not a katrace spool"), std::string::npos) << r.message;
+  r = Export(dir_ + "/missing.kspool", dir_ + "/y.json");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("cannot open"), std::string::npos) << r.message;
+  WriteFileBytes(path, "KASPOOL1");
+  r = Export(path, dir_ + "/x.json");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("shorter"), std::string::npos) << r.message;
+}
+
+TEST_F(ExportTest, GarbageHeadersLengthsAndRecordsNeverCrash) {
+  // Block headers out of range, each as the first block after a valid preamble.
+  for (int variant = 0; variant < 5; ++variant) {
+    std::string d = dir_ + "/v" + std::to_string(variant);
+    mkdir(d.c_str(), 0755);
+    Spool s(d);
+    s->FlushAll();
+    spool::BlockHeader h{};
+    h.magic = spool::kBlockMagic;
+    h.sequence = 1;
+    if (variant == 0) h.magic = 0x12345678;
+    if (variant == 1) h.raw_bytes = h.stored_bytes = 0xffffffffu;
+    if (variant == 2) h.raw_bytes = 100, h.stored_bytes = 50;  // not compressed but sizes differ
+    if (variant == 3) h.flags = 0x80;
+    if (variant == 4) h.stored_bytes = h.raw_bytes = 1 << 20;  // longer than the file
+    s->WriteRawBytes(&h, sizeof(h));
+    s.Close(false);
+    katrace::ExportReport r = Export(s.path);
+    EXPECT_TRUE(r.ok) << r.message;
+    EXPECT_TRUE(r.cut);
+    EXPECT_EQ(r.blocks, 1u);
+    ExpectValidTrace(r.trace_path);
+  }
+  // Records of every shape inside CRC-valid blocks: random types, kinds, sizes, bodies.
+  std::mt19937_64 rng(42);
+  for (int round = 0; round < 30; ++round) {
+    std::string d = dir_ + "/r" + std::to_string(round);
+    mkdir(d.c_str(), 0755);
+    Spool s(d, round % 2 == 1, kAllMask, 256);
+    for (int i = 0; i < 300; ++i) {
+      spool::RecordHeader h{};
+      h.type = static_cast<spool::RecordType>(rng() % 13);
+      h.kind = static_cast<uint8_t>(rng() % 20);
+      h.context = static_cast<uint16_t>(rng() % 4);
+      h.flags = static_cast<uint16_t>(rng());
+      uint8_t body[96];
+      for (uint8_t& x : body) x = static_cast<uint8_t>(rng() % 4 == 0 ? rng() : rng() % 8);
+      size_t n = (rng() % 12) * 8;
+      bool lie = rng() % 10 == 0;
+      if (lie) h.size = static_cast<uint16_t>(rng());
+      s->Raw(static_cast<uint32_t>(rng() % 3), h, body, n, lie);
+    }
+    s.Close(round % 3 != 0);
+    katrace::ExportReport r = Export(s.path);
+    EXPECT_TRUE(r.ok) << r.message;
+    if (r.ok) {
+      json tr = LoadTrace(r.trace_path);
+      // Garbage ticks give times near 2^63 ns, beyond what a double holds to the nanosecond, so
+      // the validator's nesting check cannot judge them; everything else must hold.
+      for (const std::string& p : ValidateTrace(tr)) {
+        if (p.find("partially overlaps") == std::string::npos) ADD_FAILURE() << "round " << round << ": " << p;
+      }
+    }
+  }
+}
+
+TEST_F(ExportTest, GarbageStringIdsAndUnknownKindsUseDefaults) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  spool::CollFields c = Coll(0);
+  c.func = 12345;  // never interned
+  c.datatype = 0;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, c);
+  s->Stop(0, Kind::kColl, 1, 1, t + 10);
+  s->Start(0, static_cast<Kind>(200), 1, 2, 0, t + 20, c);
+  s->Stop(0, static_cast<Kind>(200), 1, 2, t + 30);
+  s->Start(0, Kind::kColl, 77, 3, 0, t + 40, Coll(0));  // a slot with no Comm record
+  s->Stop(0, Kind::kColl, 77, 3, t + 50);
+  s.Close();
+  json tr = ExportValid(s.path);
+  json a = ById(tr, "Coll", 1);
+  EXPECT_EQ(a["name"], "Coll");
+  EXPECT_EQ(a["args"]["func"], "");
+  EXPECT_EQ(a["args"]["bytes"], 1024);
+  EXPECT_EQ(ById(tr, "Coll", 3)["args"]["comm"], "0000000000000000");
+  EXPECT_EQ(last_.events, 2u);
+  EXPECT_NE(last_.message.find("unknown type or kind"), std::string::npos) << last_.message;
+}
+
+TEST_F(ExportTest, ReusedSlotResolvesToTheCommunicatorOfThatTime) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 1, t + 10);
+  s->CommEnd(1, t + 20);
+  s->Comm(1, 0xbbbbull, t + 30, 5, 6, "second");
+  s->Start(0, Kind::kColl, 1, 2, 0, t + 40, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 2, t + 50);
+  s.Close();
+  json tr = ExportValid(s.path);
+  EXPECT_EQ(ById(tr, "Coll", 1)["args"]["comm"], "9a3c0f1e00000001");
+  EXPECT_EQ(ById(tr, "Coll", 2)["args"]["comm"], "000000000000bbbb");
+  EXPECT_EQ(ById(tr, "Coll", 2)["args"]["rank"], 5);
+  EXPECT_EQ(Footer(tr)["communicators"].size(), 2u);
+}
+
+TEST_F(ExportTest, ProxyStepDirectionFromParentOrFirstState) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  spool::ProxyStepFields st{};
+  st.step = 1;
+  s->Start(0, Kind::kProxyStep, 1, 1, 0, t, st);  // no parent, no direction: the first state tells
+  s->State(0, Kind::kProxyStep, 1, 1, t + 5, ncclProfilerProxyStepRecvWait);
+  s->Stop(0, Kind::kProxyStep, 1, 1, t + 10);
+  spool::ProxyOpFields op{};
+  op.channel = 3;
+  op.peer = 4;
+  s->Start(0, Kind::kProxyOp, 1, 2, 0, t + 20, op, spool::kStartSend);
+  st.step = 2;
+  s->Start(0, Kind::kProxyStep, 1, 3, 2, t + 30, st);  // direction 0: taken from its ProxyOp
+  s->Stop(0, Kind::kProxyStep, 1, 3, t + 40);
+  s->Stop(0, Kind::kProxyOp, 1, 2, t + 50);
+  s->Start(0, Kind::kProxyStep, 1, 4, 0, t + 60, st);  // never told
+  s->Stop(0, Kind::kProxyStep, 1, 4, t + 70);
+  s.Close();
+  json tr = ExportValid(s.path);
+  EXPECT_EQ(ById(tr, "ProxyStep", 1)["name"], "RecvStep");
+  EXPECT_EQ(ById(tr, "ProxyStep", 3)["name"], "SendStep");
+  EXPECT_EQ(ById(tr, "ProxyStep", 4)["name"], "Step");
+}
+
+TEST_F(ExportTest, AbandonedKernelStepAndLateStatesAreIgnored) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  spool::KernelStepFields ks{};
+  ks.gpu_ready = kBaseRt + 100;
+  s->Start(0, Kind::kKernelStep, 1, 1, 0, t, ks);
+  s->State(0, Kind::kKernelStep, 1, 1, t + 5, ncclProfilerKernelStepStop, 0);
+  s->Stop(0, Kind::kKernelStep, 1, 1, t + 10);
+  s->State(0, Kind::kKernelStep, 1, 1, t + 20, ncclProfilerKernelStepStop, kBaseRt + 500);  // after the stop
+  s.Close();
+  json tr = ExportValid(s.path);
+  json k = ById(tr, "KernelStep", 1);
+  EXPECT_EQ(k["args"]["abandoned"], true);
+  EXPECT_FALSE(k["args"].contains("gpu_stop_ns"));
+  EXPECT_EQ(k["name"], "Recv");
+  EXPECT_TRUE(Slices(tr, "KernelStepTransfer").empty());
+}
+
+TEST_F(ExportTest, CountersGiveDropsWaitsAndDrain) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(0));
+  spool::CountersBody c{};
+  c.dropped[static_cast<int>(Kind::kProxyStep)] = 3;
+  c.waits = 2;
+  c.drain_seen = 10;
+  c.drain_lost_overrun = 1;
+  s->Counters(c);
+  s->Stop(0, Kind::kColl, 1, 1, t + 10);
+  c.dropped[static_cast<int>(Kind::kColl)] = 4;
+  c.io_errors = 0;
+  s->Counters(c);
+  s.Close();
+  json tr = ExportValid(s.path);
+  const json& f = Footer(tr);
+  EXPECT_EQ(f["drops"]["ProxyStep"], 3);
+  EXPECT_EQ(f["drops"]["Coll"], 4);
+  EXPECT_EQ(f["waits"], 2);
+  EXPECT_EQ(f["drain"]["seen"], 10);
+  EXPECT_EQ(f["drain"]["lost_overrun"], 1);
+  int drop_samples = 0;
+  for (const json& e : tr["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "katrace drops") ++drop_samples;
+  }
+  EXPECT_GE(drop_samples, 2);
+  EXPECT_EQ(last_.dropped, 7u);
+  EXPECT_EQ(last_.waits, 2u);
+}
+
+TEST_F(ExportTest, SummaryFileAndText) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  for (uint64_t i = 0; i < 10; ++i) {
+    s->Start(0, Kind::kColl, 1, i + 1, 0, t + i * 100, Coll(0));
+    s->Stop(0, Kind::kColl, 1, i + 1, t + i * 100 + 40);
+  }
+  s.Close();
+  katrace::ExportOptions o;
+  o.summary = true;
+  o.progress = false;
+  testing::internal::CaptureStderr();
+  katrace::ExportReport r = katrace::ExportSpool(s.path, o);
+  std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_NE(r.summary_text.find("katrace host-side summary"), std::string::npos);
+  EXPECT_NE(r.summary_text.find("Coll AllReduce"), std::string::npos);
+  EXPECT_NE(r.summary_text.find("katrace: 10 events recorded"), std::string::npos) << r.summary_text;
+  EXPECT_NE(r.summary_text.find("katrace: trace " + dir_ + "/t.json"), std::string::npos);
+  EXPECT_NE(err.find(r.summary_text), std::string::npos);
+  EXPECT_EQ(ReadFileBytes(dir_ + "/t.json.summary.txt"), r.summary_text);
+  struct stat st;
+  EXPECT_NE(stat((dir_ + "/t.json.summary.txt.tmp").c_str(), &st), 0);
+  // An unwritable summary path leaves nothing behind and says so.
+  o.summary_path = dir_ + "/no/such/dir/s.txt";
+  testing::internal::CaptureStderr();
+  r = katrace::ExportSpool(s.path, o);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(r.ok);
+  EXPECT_NE(r.message.find("summary not written"), std::string::npos) << r.message;
+}
+
+TEST_F(ExportTest, GzipOutput) {
+  Spool s(dir_);
+  s->Start(0, Kind::kColl, 1, 1, 0, kBaseMono + 10, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 1, kBaseMono + 20);
+  s.Close();
+  katrace::ExportReport r = Export(s.path, dir_ + "/out.json.gz");
+  ASSERT_TRUE(r.ok) << r.message;
+  std::string bytes = ReadFileBytes(dir_ + "/out.json.gz");
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  json tr = ExpectValidTrace(dir_ + "/out.json.gz");
+  EXPECT_EQ(Slices(tr, "Coll").size(), 1u);
+}
+
+TEST_F(ExportTest, GeneratedSpoolIsValidAndComplete) {
+  uint64_t n = GenerateRealisticSpool(dir_ + "/g.kspool", 20000, 4, 4, true, dir_ + "/g.json");
+  katrace::ExportReport r = Export(dir_ + "/g.kspool");
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.events, n);
+  EXPECT_EQ(r.incomplete, 0u);
+  json tr = ExpectValidTrace(r.trace_path);
+  EXPECT_EQ(Footer(tr)["late_children"], 0);
+  EXPECT_EQ(Slices(tr, "CollGpu").size(), Slices(tr, "Coll").size());
+}
+
+}  // namespace
+}  // namespace katrace_test

@@ -1,0 +1,142 @@
+// katrace-export: exports katrace spools to traces (see --help). Each spool becomes its own
+// trace; one line per spool says what was recovered and, for a killed job's spool, where it was
+// cut. A spool is removed once its trace is committed, unless --keep-spool.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "plugin/export/exporter.h"
+#include "plugin/export/spool_index.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: katrace-export SPOOL... [-o OUT[.json|.json.gz]] [--keep-spool] [--quiet] [--threads N]\n"
+    "\n"
+    "Exports katrace spools (<trace>.kspool, what the plugin captures while a job runs) to traces.\n"
+    "Each spool becomes its own trace; by default the trace path recorded in the spool.\n"
+    "\n"
+    "  -o OUT        with one spool: the trace file (or an existing directory to put it in);\n"
+    "                with several: an existing directory, or a name containing {pid} or {rank}\n"
+    "                (a .gz name writes gzip)\n"
+    "  --keep-spool  keep each spool after its trace was written (default: remove it)\n"
+    "  --quiet       no summary tables or progress lines; only failures are printed\n"
+    "  --threads N   decode threads (default: up to 4)\n"
+    "  --help        this text\n"
+    "\n"
+    "A spool cut short (a killed job) is exported up to its last whole block, and the line says\n"
+    "where it was cut. Exit status: 0 when every spool was exported, 1 when any failed, 2 on a\n"
+    "usage error.\n";
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = s->find(from, at)) != std::string::npos; at += to.size()) s->replace(at, from.size(), to);
+}
+
+// The trace a spool goes to when the spool does not say (no Process record): beside it.
+std::string BesideSpool(const std::string& spool) {
+  return EndsWith(spool, ".kspool") ? spool.substr(0, spool.size() - 7) : spool + ".json";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> spools;
+  std::string out;
+  bool keep = false, quiet = false;
+  int threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "katrace-export: %s needs a value\n%s", a.c_str(), kUsage);
+        return 2;
+      }
+      out = argv[++i];
+    } else if (a == "--keep-spool") {
+      keep = true;
+    } else if (a == "--quiet" || a == "-q") {
+      quiet = true;
+    } else if (a == "--threads") {
+      char* end = nullptr;
+      long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end != '\0' || n < 1 || n > 64) {
+        fprintf(stderr, "katrace-export: --threads needs a number from 1 to 64\n");
+        return 2;
+      }
+      threads = static_cast<int>(n);
+      ++i;
+    } else if (a.size() > 1 && a[0] == '-') {
+      fprintf(stderr, "katrace-export: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    } else {
+      spools.push_back(a);
+    }
+  }
+  if (spools.empty()) {
+    fprintf(stderr, "katrace-export: no spool given\n%s", kUsage);
+    return 2;
+  }
+  bool out_is_dir = !out.empty() && IsDirectory(out);
+  bool templated = out.find("{pid}") != std::string::npos || out.find("{rank}") != std::string::npos;
+  if (spools.size() > 1 && !out.empty() && !out_is_dir && !templated) {
+    fprintf(stderr,
+            "katrace-export: with %zu spools, -o must be an existing directory or contain {pid} or {rank} "
+            "(got '%s')\n",
+            spools.size(), out.c_str());
+    return 2;
+  }
+  int failed = 0;
+  for (const std::string& spool : spools) {
+    katrace::spool::ProcessBody process{};
+    std::string host, recorded, peek_error;
+    bool peeked = katrace::exporting::PeekSpoolProcess(spool, &process, &host, &recorded, &peek_error);
+    katrace::ExportOptions o;
+    o.summary = !quiet;
+    o.progress = !quiet;
+    o.threads = threads;
+    if (out.empty()) {
+      o.output = peeked && !recorded.empty() ? "" : BesideSpool(spool);
+    } else if (out_is_dir) {
+      std::string name = peeked && !recorded.empty() ? Basename(recorded) : Basename(BesideSpool(spool));
+      o.output = out + (EndsWith(out, "/") ? "" : "/") + name;
+    } else {
+      o.output = out;
+      ReplaceAll(&o.output, "{pid}", std::to_string(peeked ? process.os_pid : 0));
+      ReplaceAll(&o.output, "{rank}", std::to_string(peeked ? process.rank : 0));
+    }
+    katrace::ExportReport r = katrace::ExportSpool(spool, o);
+    if (!r.ok) {
+      ++failed;
+      fprintf(stderr, "katrace-export: error: %s\n", r.message.c_str());
+      continue;
+    }
+    if (!quiet) fprintf(stderr, "katrace-export: %s\n", r.message.c_str());
+    if (!keep && unlink(spool.c_str()) != 0) {
+      fprintf(stderr, "katrace-export: warning: cannot remove '%s': %s\n", spool.c_str(), strerror(errno));
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
