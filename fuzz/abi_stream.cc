@@ -60,6 +60,13 @@ T As(int64_t v) {
 }
 #define SET(lvalue, value) (lvalue) = As<std::remove_reference_t<decltype(lvalue)>>(value)
 
+// recordEventState called as NCCL's C code calls it, with a plain int state: an enum-typed
+// argument could not hold 64 or values past 31 without undefined behaviour in this caller.
+template <typename Args>
+auto AsIntState(ncclResult_t (*fn)(void*, ncclProfilerEventState_t, Args*)) {
+  return reinterpret_cast<ncclResult_t (*)(void*, int, Args*)>(fn);
+}
+
 struct Comm {
   int version = 6;
   void* context = nullptr;
@@ -281,20 +288,18 @@ class Stream {
     const uint64_t value = static_cast<uint64_t>(in_.Number());
     // netPlugin.data shares the union's first word: a pointer NCCL owns, so never garbage.
     if (state != ncclProfilerNetPluginUpdate) memcpy(&args6, &value, sizeof(value));
-    ncclProfilerEventState_v6_t as_enum;
-    memcpy(&as_enum, &state, sizeof(state));  // never converted: the value may be out of range
     if (c->version == 6) {
-      g_v6->recordEventState(handle, as_enum, null_args ? nullptr : &args6);
+      AsIntState(g_v6->recordEventState)(handle, state, null_args ? nullptr : &args6);
     } else if (c->version == 5) {
       ncclProfilerEventStateArgs_v5_t args;
       memset(&args, 0, sizeof(args));
       memcpy(&args, &args6, sizeof(value));
-      g_v5->recordEventState(handle, as_enum, null_args ? nullptr : &args);
+      AsIntState(g_v5->recordEventState)(handle, state, null_args ? nullptr : &args);
     } else {
       ncclProfilerEventStateArgs_v4_t args;
       memset(&args, 0, sizeof(args));
       memcpy(&args, &args6, sizeof(value));
-      g_v4->recordEventState(handle, as_enum, null_args ? nullptr : &args);
+      AsIntState(g_v4->recordEventState)(handle, state, null_args ? nullptr : &args);
     }
   }
 

@@ -54,7 +54,7 @@ for target in fuzz_abi_stream fuzz_trace_reader; do
     tail -n 30 "$out/$target.log"
     status=1
   else
-    grep -E '^#[0-9]+ *DONE' "$out/$target.log" | tail -n 1 | sed "s/^/fuzz: $target: /"
+    grep -E '^#[0-9]+[[:space:]]+DONE' "$out/$target.log" | tail -n 1 | sed "s/^/fuzz: $target: /"
   fi
 done
 exit $status
