@@ -13,3 +13,9 @@ $(BUILD)/bench/sustained_bench: $(BUILD)/obj/bench/sustained_bench.o | $(PLUGIN_
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 BENCH_BINS += $(BUILD)/bench/sustained_bench
+
+# Export throughput: spool -> JSON through the export stage, linked directly.
+$(BUILD)/bench/export_bench: $(BUILD)/obj/bench/export_bench.o $(BUILD)/obj/test/support/spool_builder.o $(EXPORT_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(EXPORT_LIB_LIBS)
+BENCH_BINS += $(BUILD)/bench/export_bench
