@@ -182,7 +182,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
                            Megabytes(index.bytes) +
                            (index.cut ? ", cut at offset " + std::to_string(index.cut_offset) + " (" + index.cut_reason + ")"
                                       : ", ended cleanly");
-  std::string trace_line = "katrace: trace " + (committed ? sink.path() : sink.path() + ".tmp (incomplete: I/O error)");
+  std::string trace_line = "katrace: trace " + (committed ? sink.path() : "not written to " + sink.path() + " (I/O error)");
   report.summary_text = summary.Text(totals, spool_line, trace_line);
   if (options.summary) fputs(report.summary_text.c_str(), stderr);
   std::string summary_path = options.summary_path;
@@ -196,7 +196,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
 
   std::string m = committed ? "exported " : "FAILED to export ";
   m += std::to_string(ac.events) + " events from " + spool_path + " to " +
-       (committed ? sink.path() : sink.path() + ".tmp") + " (" + std::to_string(index.blocks.size()) + " blocks, " +
+       sink.path() + " (" + std::to_string(index.blocks.size()) + " blocks, " +
        Megabytes(index.bytes) + ")";
   if (!committed) m += ": write error";
   if (ac.incomplete != 0) m += ", " + std::to_string(ac.incomplete) + " incomplete";
