@@ -371,7 +371,7 @@ TEST_F(ExportTest, KernelChGpuExtentFlowAndPlacement) {
   uint64_t t = kBaseMono + 100000;
   // globaltimer = realtime; the host sees stamps 500 and 300 ns late: the best observation wins.
   uint64_t rt = kBaseRt - kBaseMono;  // gpu = host + rt
-  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2));
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2), spool::kStartAwaitsKernelCh);
   s->Stop(0, Kind::kColl, 1, 1, t + 100);
   s->Start(1, Kind::kKernelCh, 1, 2, 1, t + 1000, Kch(0, t + 1000 + rt - 500));
   s->Start(1, Kind::kKernelCh, 1, 3, 1, t + 1100, Kch(1, t + 1100 + rt - 300));
@@ -423,7 +423,7 @@ TEST_F(ExportTest, CollWaitsForItsAnnouncedKernelChannels) {
   Spool s(dir_);
   uint64_t t = kBaseMono + 1000;
   uint64_t rt = kBaseRt - kBaseMono;
-  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2));
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2), spool::kStartAwaitsKernelCh);
   s->Stop(0, Kind::kColl, 1, 1, t + 100);
   s->Start(1, Kind::kKernelCh, 1, 2, 1, t + 200, Kch(0, t + 200 + rt));
   s->State(1, Kind::kKernelCh, 1, 2, t + 300, ncclProfilerKernelChStop, t + 300 + rt);
@@ -761,6 +761,109 @@ TEST_F(ExportTest, GeneratedSpoolIsValidAndComplete) {
   json tr = ExpectValidTrace(r.trace_path);
   EXPECT_EQ(Footer(tr)["late_children"], 0);
   EXPECT_EQ(Slices(tr, "CollGpu").size(), Slices(tr, "Coll").size());
+}
+
+// Fix for a GPU clock that runs ahead of the host: later observations are far smaller than the
+// first, and placing by the global minimum would put the first KernelCh before its Coll's host
+// launch. The placement is the first observation (the prior lies above it here); the footer
+// still reports the best and the distance to it.
+TEST_F(ExportTest, GpuPlacementIsTheFirstObservationNotTheBest) {
+  Spool s(dir_);
+  const int64_t prior = static_cast<int64_t>(kBaseMono - kBaseRt);
+  // stamp = host − observation, observation = prior − 1000 first, then ever smaller.
+  auto stamp = [&](uint64_t host, int64_t obs) { return host - static_cast<uint64_t>(obs); };
+  for (uint64_t i = 0; i < 3; ++i) {
+    uint64_t t = kBaseMono + 100000 + i * 100000;
+    uint64_t coll = 1 + i * 10, kch = coll + 1;
+    int64_t obs = prior - 1000 - static_cast<int64_t>(i) * 50000;
+    s->Start(0, Kind::kColl, 1, coll, 0, t, Coll(1), spool::kStartAwaitsKernelCh);
+    s->Stop(0, Kind::kColl, 1, coll, t + 100);
+    s->Start(1, Kind::kKernelCh, 1, kch, coll, t + 1000, Kch(0, stamp(t + 1000, obs)));
+    s->State(1, Kind::kKernelCh, 1, kch, t + 3000, ncclProfilerKernelChStop, stamp(t + 2000, obs));
+    s->Stop(1, Kind::kKernelCh, 1, kch, t + 3100);
+  }
+  s.Close();
+  json tr = ExportValid(s.path);
+  const json& f = Footer(tr);
+  EXPECT_EQ(f["communicators"][0]["gpu_offset_ns"].get<int64_t>(), prior - 1000);
+  EXPECT_EQ(f["communicators"][0]["gpu_offset_best_ns"].get<int64_t>(), prior - 101000);
+  EXPECT_EQ(f["gpu_offset_ns"].get<int64_t>(), prior - 1000);
+  EXPECT_EQ(f["gpu_offset_error_ns"], 100000);
+  json k = ById(tr, "KernelCh", 2);
+  EXPECT_EQ(Ns(k["ts"]), 100000 + 1000);  // exactly at its host start: the first observation
+  // No GPU slice lies before its host launch (the old min-of-all placement put them 100 µs early).
+  for (const json& g : Slices(tr, "CollGpu")) {
+    json c = ById(tr, "Coll", g["args"]["coll"].get<uint64_t>());
+    EXPECT_GE(Ns(g["ts"]), Ns(c["ts"]));
+  }
+}
+
+// The KernelCh hold follows the capture's per-task flag, not the process mask (which has
+// KernelCh here): without it a Coll completes (and is written) at its stop; with it the Coll
+// waits for its channels, and when none ever comes it is written incomplete at the end.
+TEST_F(ExportTest, KernelChHoldFollowsTheStartFlag) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(2));
+  s->Stop(0, Kind::kColl, 1, 1, t + 100);
+  s->Start(0, Kind::kColl, 1, 2, 0, t + 200, Coll(2), spool::kStartAwaitsKernelCh);
+  s->Stop(0, Kind::kColl, 1, 2, t + 300);
+  s->Start(0, Kind::kGroup, 1, 3, 0, t + 400);
+  s->Stop(0, Kind::kGroup, 1, 3, t + 500);
+  s.Close();
+  json tr = ExportValid(s.path);
+  // Position in the file = completion order.
+  auto position = [&](uint64_t id) {
+    const json& ev = tr["traceEvents"];
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (ev[i].value("ph", "") == "X" && ev[i]["args"].value("id", uint64_t{0}) == id) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  json c1 = ById(tr, "Coll", 1);
+  EXPECT_FALSE(c1["args"].contains("incomplete"));
+  EXPECT_LT(position(1), position(3));  // completed at its stop, before the later Group
+  json c2 = ById(tr, "Coll", 2);
+  EXPECT_EQ(c2["args"]["incomplete"], true);
+  EXPECT_EQ(Ns(c2["dur"]), 100);  // it did stop: its own stop time is kept
+  EXPECT_GT(position(2), position(3));  // held to the end
+  EXPECT_EQ(Footer(tr)["incomplete"], 1);
+  EXPECT_EQ(last_.incomplete, 1u);
+}
+
+// A TSC-clocked spool whose Clock records change rate mid-run (NTP slewing CLOCK_MONOTONIC):
+// ticks convert by interpolation between the two records around them, and outside the records
+// with the nearest segment's rate. One rate from the first and last records would be 1.25 here.
+TEST_F(ExportTest, HostClockIsPiecewiseBetweenClockRecords) {
+  std::string path = dir_ + "/t.kspool";
+  {
+    SpoolBuilder b(path);
+    b.Process(3, 4242, "node7", dir_ + "/t.json", kAllMask, kBaseRt, kBaseMono, spool::kClockTsc);
+    const uint64_t m0 = kBaseMono + 10000;
+    b.Clock(1000, m0, kBaseRt + 10000);                              // rate 0.5 ns/tick to ...
+    b.Clock(1000 + 2000000, m0 + 1000000, kBaseRt + 1010000);        // ... here, then 2 ns/tick
+    b.Clock(1000 + 4000000, m0 + 5000000, kBaseRt + 5010000);
+    b.String(1, "AllReduce");
+    b.Comm(1, kCommA, 500, 3, 8, "world");
+    const uint64_t ticks[4] = {500, 1000 + 1000000, 1000 + 3000000, 1000 + 5000000};
+    for (uint64_t i = 0; i < 4; ++i) {
+      b.Start(0, Kind::kColl, 1, i + 1, 0, ticks[i], Coll(0));
+      b.Stop(0, Kind::kColl, 1, i + 1, ticks[i] + 1000);
+    }
+    b.End(0);
+    b.Close();
+  }
+  json tr = ExportValid(path);
+  // ts in ns from the base: before the first record (rate 0.5), inside each segment, after the
+  // last (rate 2).
+  const int64_t want_ts[4] = {9750, 10000 + 500000, 10000 + 1000000 + 2000000, 10000 + 5000000 + 2000000};
+  const int64_t want_dur[4] = {500, 500, 2000, 2000};
+  for (uint64_t i = 0; i < 4; ++i) {
+    json c = ById(tr, "Coll", i + 1);
+    ASSERT_FALSE(c.is_null()) << i;
+    EXPECT_EQ(Ns(c["ts"]), want_ts[i]) << i;
+    EXPECT_EQ(Ns(c["dur"]), want_dur[i]) << i;
+  }
 }
 
 }  // namespace

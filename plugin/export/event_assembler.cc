@@ -28,7 +28,6 @@ uint64_t PayloadBytes(const std::string* datatype, uint64_t count) {
 
 EventAssembler::EventAssembler(const SpoolIndex& index, size_t max_live, Sink sink)
     : index_(index), max_live_(max_live), sink_(std::move(sink)) {
-  kernel_ch_in_mask_ = (static_cast<uint64_t>(static_cast<uint32_t>(index.process.mask)) & ncclProfileKernelCh) != 0;
   ring_.assign(kRememberCompleted, Done{0, Kind::kGroup});
   uint32_t max_id = 0;
   for (const auto& s : index.strings) {
@@ -236,7 +235,9 @@ void EventAssembler::OnStart(const MergedRecord& r) {
       }
     }
   }
-  if ((kind == Kind::kColl || kind == Kind::kP2p) && kernel_ch_in_mask_) l.expected = e.nchannels;
+  // The capture flags a task whose KernelCh bit was in NCCL's live mask: only then do its
+  // channels announce themselves (the process-wide mask may have changed during the run).
+  if ((kind == Kind::kColl || kind == Kind::kP2p) && (f & spool::kStartAwaitsKernelCh)) l.expected = e.nchannels;
   l.holds += 1 + l.expected;
   live_.Put(e.id, idx);
 }
@@ -370,7 +371,9 @@ void EventAssembler::Finish(uint64_t last_ns) {
       l.ev.stop_ns = stop;
       l.stopped = true;
     }
-    // Announced KernelCh children that never started no longer hold the event.
+    // Announced KernelCh children that never started no longer hold the event, which is then
+    // incomplete: its GPU work was never seen whole, as the live plugin's held slot said.
+    if (l.expected != 0) l.ev.flags |= kEvIncomplete;
     l.expected = 0;
     l.holds = l.children;
   }

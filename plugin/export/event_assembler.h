@@ -1,7 +1,8 @@
 // Stage 4: joins Start, State and Stop records (in global tick order, from the merge) into
 // events, and decides completion as the live plugin did with its slot holds: an event is complete
 // when it stopped and every recorded child that started has completed; a Coll/P2p also waits for
-// its nchannels KernelCh children when KernelCh is in the mask. A GPU child widens its parent's
+// its nchannels KernelCh children when its Start carries kStartAwaitsKernelCh (KernelCh was in
+// NCCL's mask for that task); one still waiting at the end of the spool is incomplete. A GPU child widens its parent's
 // GPU extent when it completes. Memory: the live events plus a bounded window of recently
 // completed ids (so a late child still names its parent); never the whole run.
 #ifndef KATRACE_PLUGIN_EXPORT_EVENT_ASSEMBLER_H_
@@ -72,7 +73,6 @@ class EventAssembler {
   const SpoolIndex& index_;
   size_t max_live_;
   Sink sink_;
-  bool kernel_ch_in_mask_;
   std::vector<Live> pool_;
   std::vector<uint32_t> free_;
   IdMap live_;

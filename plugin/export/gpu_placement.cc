@@ -22,6 +22,28 @@ __int128 Observation(const HostClock& clock, uint64_t ticks, uint64_t gpu) {
   return static_cast<__int128>(clock.Ns(ticks)) - static_cast<__int128>(gpu);
 }
 
+// What one communicator's observations come to: the smallest, and the earliest in tick order
+// (at equal ticks the smaller, so the result does not depend on which block is looked at first).
+struct CommObservations {
+  __int128 best = kNone;
+  bool has_first = false;
+  uint64_t first_ticks = 0;
+  __int128 first = kNone;
+
+  void Add(uint64_t ticks, __int128 value) { Merge(ticks, value, value); }
+  void Merge(uint64_t ticks, __int128 first_value, __int128 best_value) {
+    best = std::min(best, best_value);
+    if (!has_first || ticks < first_ticks || (ticks == first_ticks && first_value < first)) {
+      has_first = true;
+      first_ticks = ticks;
+      first = first_value;
+    }
+  }
+  void Merge(const CommObservations& o) {
+    if (o.has_first) Merge(o.first_ticks, o.first, o.best);
+  }
+};
+
 }  // namespace
 
 int64_t RealtimePrior(const SpoolIndex& index) {
@@ -29,7 +51,7 @@ int64_t RealtimePrior(const SpoolIndex& index) {
 }
 
 void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
-  std::vector<__int128> best(index->comms.size(), kNone);
+  std::vector<CommObservations> obs(index->comms.size());
   std::vector<uint32_t> rescan;
   for (const GpuObservation& o : index->observations) {
     int c0 = index->CommIndexAt(o.slot, o.min_ticks);
@@ -38,7 +60,8 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
       if (rescan.empty() || rescan.back() != o.block) rescan.push_back(o.block);
       continue;
     }
-    best[static_cast<size_t>(c0)] = std::min(best[static_cast<size_t>(c0)], Observation(index->clock, o.best_ticks, o.best_gpu));
+    obs[static_cast<size_t>(c0)].Merge(o.min_ticks, Observation(index->clock, o.min_ticks, o.first_gpu),
+                                       Observation(index->clock, o.best_ticks, o.best_gpu));
   }
   if (!rescan.empty()) {
     std::mutex mu;
@@ -47,7 +70,7 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
     ParallelFor(
         rescan.size(), workers,
         [&](size_t i, int w) {
-          std::vector<__int128> local(best.size(), kNone);
+          std::vector<CommObservations> local(obs.size());
           std::string reason;
           ByteBuffer& r = raw[static_cast<size_t>(w)];
           if (!file.LoadBlock(index->blocks[rescan[i]].ref, false, &scratch[static_cast<size_t>(w)], &r, &reason)) return;
@@ -66,19 +89,20 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
             if (gpu == 0) continue;
             uint64_t ticks = ReadBody<spool::StartBody>(body, n).ticks;
             int c = index->CommIndexAt(h.context, ticks);
-            if (c >= 0) local[static_cast<size_t>(c)] = std::min(local[static_cast<size_t>(c)], Observation(index->clock, ticks, gpu));
+            if (c >= 0) local[static_cast<size_t>(c)].Add(ticks, Observation(index->clock, ticks, gpu));
           }
           std::lock_guard<std::mutex> lock(mu);
-          for (size_t c = 0; c < best.size(); ++c) best[c] = std::min(best[c], local[c]);
+          for (size_t c = 0; c < obs.size(); ++c) obs[c].Merge(local[c]);
         },
         [] {});
   }
   int64_t prior = RealtimePrior(*index);
   for (size_t c = 0; c < index->comms.size(); ++c) {
     CommInstance& inst = index->comms[c];
-    inst.gpu_known = best[c] != kNone;
-    inst.gpu_best_ns = inst.gpu_known ? Saturate(best[c]) : 0;
-    inst.gpu_offset_ns = inst.gpu_known ? std::min(inst.gpu_best_ns, prior) : prior;
+    inst.gpu_known = obs[c].has_first;
+    inst.gpu_best_ns = inst.gpu_known ? Saturate(obs[c].best) : 0;
+    inst.gpu_first_ns = inst.gpu_known ? Saturate(obs[c].first) : 0;
+    inst.gpu_offset_ns = inst.gpu_known ? std::min(inst.gpu_first_ns, prior) : prior;
   }
 }
 

@@ -73,9 +73,10 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
           if (e.slot == h.context) o = &e;
         }
         if (o == nullptr) {
-          out->obs.push_back(GpuObservation{0, h.context, ticks, ticks, ticks, gpu});
+          out->obs.push_back(GpuObservation{0, h.context, ticks, ticks, ticks, gpu, gpu});
           break;
         }
+        if (ticks < o->min_ticks || (ticks == o->min_ticks && gpu > o->first_gpu)) o->first_gpu = gpu;
         o->min_ticks = std::min(o->min_ticks, ticks);
         o->max_ticks = std::max(o->max_ticks, ticks);
         if (Smaller(ticks, gpu, o->best_ticks, o->best_gpu)) {
@@ -135,9 +136,7 @@ bool ApplyMeta(const MetaRecord& m, SpoolIndex* index, std::vector<CommEndMark>*
       if (b.size() < sizeof(spool::ClockBody)) return false;
       spool::ClockBody c;
       memcpy(&c, b.data(), sizeof(c));
-      if (index->clocks == 0 || c.ticks < index->clock_first.ticks) index->clock_first = c;
-      if (index->clocks == 0 || c.ticks > index->clock_last.ticks) index->clock_last = c;
-      ++index->clocks;
+      index->clocks.push_back(c);
       return true;
     }
     case RecordType::kString: {
@@ -319,7 +318,7 @@ bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolInde
     }
   }
   IndexComms(index, ends);
-  index->clock.Init(index->clocks, index->clock_first, index->clock_last);
+  index->clock.Init(index->clocks);
   if (!index->has_ticks) index->first_tick = 0;
   (void)error;
   return true;

@@ -33,7 +33,8 @@ struct CommInstance {
   // GPU placement (see gpu_placement.h): host_monotonic = gpu + gpu_offset_ns.
   bool gpu_known = false;
   int64_t gpu_best_ns = 0;    // smallest observation (host ns at the Start − the stamp)
-  int64_t gpu_offset_ns = 0;  // min(best, realtime prior); the prior when nothing was observed
+  int64_t gpu_first_ns = 0;   // the observation earliest in tick order
+  int64_t gpu_offset_ns = 0;  // min(first, realtime prior); the prior when nothing was observed
 };
 
 struct IndexedBlock {
@@ -41,13 +42,15 @@ struct IndexedBlock {
   uint64_t first_key = 0;  // merge key of its first record (running max of ticks in its stream)
 };
 
-// The smallest (ticks − stamp) among the GPU stamps one block carries for one slot, with the
-// tick range they came from (to tell which communicator of a reused slot they belong to).
+// The smallest (ticks − stamp) among the GPU stamps one block carries for one slot, the earliest
+// one in tick order (at equal ticks the smaller), and the tick range they came from (to tell
+// which communicator of a reused slot they belong to).
 struct GpuObservation {
   uint32_t block = 0;
   uint16_t slot = 0;
   uint64_t min_ticks = 0, max_ticks = 0;
   uint64_t best_ticks = 0, best_gpu = 0;
+  uint64_t first_gpu = 0;  // the stamp seen at min_ticks
 };
 
 struct SpoolIndex {
@@ -56,8 +59,7 @@ struct SpoolIndex {
   std::string host;
   std::string trace_path;
 
-  int clocks = 0;
-  spool::ClockBody clock_first{}, clock_last{};
+  std::vector<spool::ClockBody> clocks;  // every Clock record, file order
   HostClock clock;
 
   std::unordered_map<uint32_t, std::string> strings;

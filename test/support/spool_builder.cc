@@ -223,7 +223,8 @@ uint64_t GenerateRealisticSpool(const std::string& path, uint64_t events, int st
     cf.proto = 4;
     cf.nchannels = static_cast<uint8_t>(channels);
     cf.nwarps = 16;
-    b.Start(0, Kind::kColl, 1, coll, 0, t, cf);
+    // KernelCh is in the mask for every task, as the capture then flags it.
+    b.Start(0, Kind::kColl, 1, coll, 0, t, cf, katrace::spool::kStartAwaitsKernelCh);
     b.Stop(0, Kind::kColl, 1, coll, t + 2000);
     ++written;
     int proxy_streams = streams - 1;
