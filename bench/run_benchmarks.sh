@@ -12,14 +12,29 @@ echo "## Callback cost through the exported ABI (median of 10 repetitions)"
   --benchmark_report_aggregates_only=true 2>&1 | grep -E '^Benchmark|_median|_stddev'
 
 echo
-echo "## Writer throughput and peak memory (Coll events to a JSON file on disk)"
+echo "## Sustained: NCCL's 13-callback collective back to back, katrace vs. the null plugin"
+echo "(mask coll,kernelch, spool on the real disk, 2,000,000 collectives; three runs)"
+for run in 1 2 3; do
+  KATRACE_MASK=coll,kernelch KATRACE_OUTPUT="$out/sustained.json" KATRACE_SUMMARY=0 \
+    "$build/bench/sustained_bench" 2000000 "$plugin" "$build/test/libnccl-profiler-null.so" 2>&1 | grep -v '^katrace:'
+  rm -f "$out/sustained.json"*
+done
+
+echo
+echo "## Capture into the spool, then export at finalize (Coll events; spool and trace on disk)"
 for n in 1000000 10000000; do
   "$build/bench/writer_bench" "$plugin" "$n" "$out/writer-$n.json"
-  rm -f "$out/writer-$n.json"
+  rm -f "$out/writer-$n.json"*
 done
-echo "(1 Coll + 3 KernelCh children each; CollGpu slices and flows come on top)"
+echo "(1 Coll + 3 KernelCh children each)"
 "$build/bench/writer_bench" "$plugin" 1000000 "$out/writer-mixed.json" 3
-rm -f "$out/writer-mixed.json"
+rm -f "$out/writer-mixed.json"*
+
+echo
+echo "## Export alone: a generated spool to JSON"
+for n in 1000000 10000000; do
+  /usr/bin/time -f "peak RSS %M KiB, %e s wall, %U s user" "$build/bench/export_bench" "$n" "$out" 2>&1
+done
 
 echo
 echo "## The same simulated workload through katrace and through a plugin that records nothing"

@@ -1,7 +1,9 @@
-// Writer throughput and memory: N events through the real .so's exported ABI into a JSON trace
-// on disk. Reports wall time from the first callback until finalize returned (the writer has
-// drained its queue and committed the file), events per second, file size, and the process's
-// peak resident memory, which must not grow with N.
+// Capture, spool and export: N events through the real .so's exported ABI, back to back on one
+// thread, into the spool on disk; finalize then closes the spool and builds the JSON trace.
+// Reports the capture time (first to last callback: records reach the spool as fast as the
+// writer thread moves them), the finalize time (the export), records per second into the spool,
+// spool bytes per event, trace size, and the process's peak resident memory, which must not grow
+// with N. The spool is kept next to the trace (KATRACE_KEEP_SPOOL=1) so its size can be read.
 //
 //   writer_bench PLUGIN.so EVENTS OUTPUT.json [channels]
 #include <dlfcn.h>
@@ -11,6 +13,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <string>
 
 #include "nccl_profiler/v6.h"
 
@@ -33,6 +38,7 @@ int main(int argc, char** argv) {
   }
   setenv("KATRACE_OUTPUT", argv[3], 1);
   setenv("KATRACE_SUMMARY", "0", 1);
+  setenv("KATRACE_KEEP_SPOOL", "1", 1);
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   ncclProfiler_v6_t* p = lib ? static_cast<ncclProfiler_v6_t*>(dlsym(lib, "ncclProfiler_v6")) : nullptr;
   if (p == nullptr) {
@@ -82,11 +88,18 @@ int main(int argc, char** argv) {
   double t_total = Seconds() - t0;
   struct stat st;
   long long bytes = stat(argv[3], &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+  std::string spool = std::string(argv[3]) + ".kspool";
+  long long spool_bytes = stat(spool.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+  unlink(spool.c_str());
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("events %lld  callbacks %.2f s  total (writer drained, file committed) %.2f s  %.2f M events/s  "
-         "file %.1f MiB  peak RSS %.1f MiB\n",
-         events, t_calls, t_total, static_cast<double>(events) / t_total / 1e6, static_cast<double>(bytes) / (1 << 20),
+  // Coll: start + stop; KernelCh: start + state + stop.
+  long long colls = channels == 0 ? events : (events + channels) / (channels + 1);
+  long long records = 2 * colls + 3 * (events - colls);
+  printf("events %lld  capture %.2f s (%.1f M records/s into the spool)  finalize (export) %.2f s  "
+         "spool %.1f B/event  trace %.1f MiB  peak RSS %.1f MiB\n",
+         events, t_calls, static_cast<double>(records) / t_calls / 1e6, t_total - t_calls,
+         static_cast<double>(spool_bytes) / static_cast<double>(events), static_cast<double>(bytes) / (1 << 20),
          static_cast<double>(ru.ru_maxrss) / 1024.0);
   return bytes > 0 ? 0 : 1;
 }

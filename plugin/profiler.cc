@@ -310,7 +310,13 @@ void FillCounters(Session* s, spool::CountersBody* c) {
   c->strings_unnamed = s->strings.unnamed();
 }
 
-void ForkChild() { g_forked_child.store(true, std::memory_order_relaxed); }
+// In a forked child the session is the parent's copy: its writer thread does not exist there and
+// its files are the parent's. The child forgets it (without freeing: a callback of the child may
+// be using it) and every later callback returns at once.
+void ForkChild() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+  g_session.store(nullptr, std::memory_order_release);
+}
 
 Session* StartSession(const InitArgs& a) {
   auto s = std::make_unique<Session>();
@@ -331,12 +337,18 @@ Session* StartSession(const InitArgs& a) {
   s->os_pid = getpid();
   s->host = HostName();
   if (!LauncherRank(&s->rank)) s->rank = a.rank;
+  // The realtime read sits between two monotonic reads: the midpoint is the best estimate of the
+  // same instant, and the realtime prior of the GPU clock placement depends on it.
+  uint64_t mono_before = NowMonotonicNs();
   s->base_realtime_ns = NowRealtimeNs();
-  s->base_monotonic_ns = NowMonotonicNs();
+  s->base_monotonic_ns = mono_before + (NowMonotonicNs() - mono_before) / 2;
   s->trace_path = SessionTracePath(ExpandOutputTemplate(s->config.output, s->rank, s->os_pid, s->host), s->os_pid,
                                    &g_last_output_path);
   s->nvtx.Init(s->config.nvtx);
-  s->config_mask.store(s->config.mask & a.mask_allowed);
+  int mask = s->config.mask;
+  // ABI v4 has no API events: its Group event is the host-side parent users expect to see.
+  if (!s->config.mask_from_env && a.abi_version == 4) mask |= ncclProfileGroup;
+  s->config_mask.store(mask & a.mask_allowed);
 
   SpoolWriterOptions options;
   options.buffer_bytes = s->config.thread_buffer_bytes;
@@ -642,16 +654,21 @@ ncclResult_t CoreStop(void* handle) {
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
   if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
+  uint64_t ticks = NowTicks();
   // Only the first stop of the current occupant counts: a double stop or a stale handle is ignored.
-  if (!SlotState::MarkStopped(&ref.slot->state, ref.fields.generation)) return ncclSuccess;
-  if (ref.slot->recorded) {
-    uint64_t ticks = NowTicks();
-    spool::StopBody body{ref.slot->id, ticks};
-    AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind), static_cast<uint16_t>(ref.fields.context), 0,
-                 body);
+  bool last = false;
+  if (!SlotState::StopAndRelease(&ref.slot->state, ref.fields.generation, &last)) return ncclSuccess;
+  // The slot is still ours to read: its children hold it, or this thread completes it below.
+  const bool recorded = ref.slot->recorded;
+  const uint64_t id = ref.slot->id;
+  const uint64_t nvtx_range = ref.slot->nvtx_range;
+  if (recorded) {
+    spool::StopBody body{id, ticks};
+    AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
+                 static_cast<uint16_t>(ref.fields.context), 0, body);
   }
-  s->nvtx.End(ref.slot->nvtx_range);
-  ReleaseSlot(s, ref);
+  s->nvtx.End(nvtx_range);
+  if (last) Complete(s, ref.pool, ref.index);
   return ncclSuccess;
 }
 

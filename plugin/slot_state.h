@@ -65,12 +65,15 @@ struct SlotState {
     }
   }
 
-  // Sets the stopped bit once; false for a second stop or a stale handle.
-  static bool MarkStopped(std::atomic<uint64_t>* state, uint32_t generation) {
+  // stopEvent in one step: sets the stopped bit and gives back the event's own hold. False for a
+  // second stop or a stale handle; |*last| says whether it was the last hold (the caller must
+  // then complete the event).
+  static bool StopAndRelease(std::atomic<uint64_t>* state, uint32_t generation, bool* last) {
     uint64_t w = state->load(std::memory_order_acquire);
     for (;;) {
       if (!IsLiveUnstopped(w, generation)) return false;
-      if (state->compare_exchange_weak(w, w | kStopped, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (state->compare_exchange_weak(w, (w | kStopped) - 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        *last = Holds(w) == 1;
         return true;
       }
     }

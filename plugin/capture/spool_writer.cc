@@ -26,6 +26,27 @@ void AppendRecord(std::vector<uint8_t>* out, spool::RecordType type, const Body&
   if (!text.empty()) memcpy(out->data() + at + sizeof(h) + sizeof(Body), text.data(), text.size());
 }
 
+// One calibration pair. The clock reads are bracketed by tick reads and the tightest of a few
+// tries is kept (the writer can be preempted between two reads), so host events and realtime-
+// seeded GPU stamps line up to within tens of ns.
+spool::ClockBody ReadClockPair() {
+  spool::ClockBody best{};
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    uint64_t before = NowTicks();
+    uint64_t mono = NowMonotonicNs();
+    uint64_t after = NowTicks();
+    uint64_t real = NowRealtimeNs();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best.ticks = before + (after - before) / 2;
+      best.monotonic_ns = mono;
+      best.realtime_ns = real;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 SpoolWriter::SpoolWriter(const SpoolWriterOptions& options, std::function<void(spool::CountersBody*)> counters,
@@ -104,11 +125,7 @@ void SpoolWriter::MoveBuffers(bool all) {
 
 void SpoolWriter::WriteOwnRecords() {
   std::vector<uint8_t> own;
-  spool::ClockBody clock{};
-  clock.ticks = NowTicks();
-  clock.monotonic_ns = NowMonotonicNs();
-  clock.realtime_ns = NowRealtimeNs();
-  AppendRecord(&own, spool::RecordType::kClock, clock);
+  AppendRecord(&own, spool::RecordType::kClock, ReadClockPair());
   spool::CountersBody counters{};
   counters_(&counters);
   counters.io_errors += file_.io_errors();

@@ -28,7 +28,10 @@ class PluginTest : public ::testing::Test {
     static const char* const kVars[] = {"KATRACE_MASK", "NCCL_PROFILE_EVENT_MASK", "KATRACE_OUTPUT",
                                         "NCCL_PROFILE_DUMP_FILE", "KATRACE_GZIP", "KATRACE_SUMMARY",
                                         "KATRACE_SUMMARY_FILE", "KATRACE_POOL_SIZE", "KATRACE_POOL_COLL",
-                                        "KATRACE_POOL_KERNEL_CH", "KATRACE_QUEUE_RECORDS"};
+                                        "KATRACE_POOL_KERNEL_CH", "KATRACE_QUEUE_RECORDS",
+                                        "KATRACE_EXPORT", "KATRACE_KEEP_SPOOL", "KATRACE_ON_FULL",
+                                        "KATRACE_BUFFER_MB", "KATRACE_THREAD_BUFFER_KB",
+                                        "KATRACE_SPOOL_COMPRESS", "KATRACE_CLOCK"};
     for (const char* v : kVars) unsetenv(v);
     dir_ = MakeTempDir();
     trace_path_ = dir_ + "/trace.json";
