@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -55,8 +54,10 @@ struct TrackKeyHash {
 
 // Slices of one lane, checked for partial overlap. Besides every slice, the lane keeps its roots
 // (top-level slices, disjoint): a slice starting in a gap between roots cannot partially overlap
-// anything that started before it, so the common sequential case costs two map lookups. Memory is
-// bounded: only the most recent |kMaxKept| slices are remembered.
+// anything that started before it, so the common sequential case costs two comparisons. Memory is
+// bounded: only the most recent |kMaxKept| slices are remembered. Both sets are sorted vectors,
+// not trees: slices arrive nearly in start order, so inserts land at or near the end, and the
+// hot path is free of allocation and pointer chasing.
 class NestingLane {
  public:
   explicit NestingLane(int tid) : tid_(tid) {}
@@ -67,10 +68,26 @@ class NestingLane {
  private:
   static constexpr size_t kMaxKept = 8192;
   static constexpr int kMaxAncestorWalk = 256;
+  // Ordered by (start, ~end) so that among equal starts the longer slice (the parent) comes first.
+  struct Slice {
+    uint64_t start;
+    uint64_t end;
+  };
+  struct Root {
+    uint64_t start;
+    uint64_t end;
+  };
+  static bool Before(const Slice& a, uint64_t start, uint64_t end) {
+    return a.start != start ? a.start < start : a.end > end;
+  }
+  // Index of the first slice not ordered before (start, end).
+  size_t LowerBound(uint64_t start, uint64_t end) const;
+  // Index of the first root starting after |start|.
+  size_t RootUpperBound(uint64_t start) const;
+
   int tid_;
-  // Keyed by (start, ~end) so that among equal starts the longer slice (the parent) comes first.
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> slices_;
-  std::map<uint64_t, uint64_t> roots_;  // start -> end
+  std::vector<Slice> slices_;
+  std::vector<Root> roots_;
 };
 
 class TrackTable {
@@ -85,9 +102,16 @@ class TrackTable {
   };
   // Returns the tid for slices on |key|: spans[0] and the |n| − 1 sub-slices inside it (a step's
   // state intervals, a KernelStep's wait and transfer), which go on the same lane and are checked
-  // too. |name| builds the track's name on first use.
-  int Place(const TrackKey& key, const Span* spans, size_t n, const std::function<std::string()>& name);
-  int Place(const TrackKey& key, uint64_t start, uint64_t end, const std::function<std::string()>& name) {
+  // too. |name()| builds the track's name on first use (a template, so no std::function is built
+  // per slice).
+  template <typename NameFn>
+  int Place(const TrackKey& key, const Span* spans, size_t n, NameFn&& name) {
+    auto found = tracks_.find(key);
+    if (found == tracks_.end()) found = NewTrack(key, name());
+    return PlaceOn(&found->second, spans, n);
+  }
+  template <typename NameFn>
+  int Place(const TrackKey& key, uint64_t start, uint64_t end, NameFn&& name) {
     Span span{start, end};
     return Place(key, &span, 1, name);
   }
@@ -103,10 +127,13 @@ class TrackTable {
     int sort_index;
     std::vector<std::unique_ptr<NestingLane>> lanes;
   };
+  using Tracks = std::unordered_map<TrackKey, Track, TrackKeyHash>;
+  Tracks::iterator NewTrack(const TrackKey& key, std::string name);
+  int PlaceOn(Track* track, const Span* spans, size_t n);
   int NewTid(const std::string& name, int sort_index);
 
   NewTrackFn on_new_track_;
-  std::unordered_map<TrackKey, Track, TrackKeyHash> tracks_;
+  Tracks tracks_;
   int next_tid_ = 1;
   uint64_t overflow_moves_ = 0;
 };
