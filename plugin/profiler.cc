@@ -310,10 +310,12 @@ void FillCounters(Session* s, spool::CountersBody* c) {
   c->strings_unnamed = s->strings.unnamed();
 }
 
-// In a forked child the session is the parent's copy: its writer thread does not exist there and
-// its files are the parent's. The child forgets it (without freeing: a callback of the child may
-// be using it) and every later callback returns at once.
+// In a child forked while a session runs, the session is the parent's copy: its writer thread
+// does not exist there and its files are the parent's. The child forgets it (without freeing: a
+// callback of the child may be using it) and stays silent for good. A child forked while nothing
+// was being profiled is a process like any other.
 void ForkChild() {
+  if (g_session.load(std::memory_order_acquire) == nullptr) return;
   g_forked_child.store(true, std::memory_order_relaxed);
   g_session.store(nullptr, std::memory_order_release);
 }
