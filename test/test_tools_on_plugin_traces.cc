@@ -57,6 +57,17 @@ TEST_F(ToolsOnPluginTraces, StatsPrintsThePluginsOwnSummaryNumbers) {
   EXPECT_NE(plugin_summary.find("KernelCh AllReduce"), std::string::npos);
 }
 
+// The check knows the footer the exporter writes (waits, strings_unnamed, spool): a clean run
+// gives no footer warning.
+TEST_F(ToolsOnPluginTraces, CheckKnowsTheExportersFooter) {
+  std::string dir = MakeTempDir();
+  std::string trace = Simulate(dir, "sim.json");
+  ProcessOutput run = RunProcess(ToolPath("katrace-check"), {trace}, {}, dir);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.find("[footer]"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("[footer]"), std::string::npos) << run.err;
+}
+
 TEST_F(ToolsOnPluginTraces, SeparateProcessesMergeIntoOneValidTimeline) {
   std::string dir = MakeTempDir();
   std::string a = Simulate(dir, "a.json");

@@ -297,6 +297,74 @@ TEST_F(TraceToolsTest, CheckCatchesFooterProblems) {
   ExpectCheckFails(Edit(valid_, "{\"id\":4,", "{\"id\":2,"), "id 2 is already used by event #");
 }
 
+// The spool-era footer (waits, strings_unnamed, spool) is what valid_rank0.json has; a footer
+// of the plugin before the spool (writer_stalls, no spool) is still accepted without warnings.
+TEST_F(TraceToolsTest, CheckKnowsTheSpoolFooterAndTheOneBeforeIt) {
+  const std::string kSpool =
+      ",\"spool\":{\"blocks\":1,\"bytes\":2048,\"clean_end\":true,\"cut_offset\":0}";
+  const std::string older = Edit(Edit(valid_, "\"waits\":0,\"io_errors\":0,\"strings_unnamed\":0,",
+                                      "\"writer_stalls\":0,\"io_errors\":0,"),
+                                 kSpool, "");
+  ToolResult r = RunTool("katrace-check", Put("older.json", older));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("OK: 19 events, 0 warnings"), std::string::npos) << r.output;
+
+  r = RunTool("katrace-check", Put("nowaits.json", Edit(valid_, "\"waits\":0,", "")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: footer lacks 'waits'"), std::string::npos) << r.output;
+  r = RunTool("katrace-check", Put("nospool.json", Edit(valid_, kSpool, "")));
+  EXPECT_NE(r.output.find("warning: footer lacks 'spool'"), std::string::npos) << r.output;
+
+  r = RunTool("katrace-check",
+              Put("cut.json", Edit(valid_, "\"clean_end\":true,\"cut_offset\":0",
+                                   "\"clean_end\":false,\"cut_offset\":1064")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: the spool was not closed cleanly (cut at offset 1064)"),
+            std::string::npos)
+      << r.output;
+  r = RunTool("katrace-check", Put("unnamed.json", Edit(valid_, "\"strings_unnamed\":0",
+                                                        "\"strings_unnamed\":3")));
+  EXPECT_NE(r.output.find("warning: 3 strings could not be interned"), std::string::npos)
+      << r.output;
+
+  ExpectCheckFails(Edit(valid_, "\"clean_end\":true", "\"clean_end\":1"),
+                   "footer 'spool.clean_end' must be a boolean, not integer");
+  ExpectCheckFails(Edit(valid_, "\"blocks\":1,", ""),
+                   "footer 'spool.blocks' must be a count, not absent");
+}
+
+// waits and strings_unnamed are summed (an older input's writer_stalls counts as waits); the
+// spools are listed per rank, since cut offsets and clean ends do not add up.
+TEST_F(TraceToolsTest, MergeSumsWaitsAndListsSpools) {
+  const std::vector<std::string> job = WriteJob(3);
+  WriteText(job[1], Edit(Edit(ReadText(job[1]), "\"waits\":0,", "\"waits\":4,"),
+                         "\"strings_unnamed\":0,", "\"strings_unnamed\":2,"));
+  WriteText(job[2], Edit(Edit(ReadText(job[2]), "\"waits\":0,", "\"writer_stalls\":3,"),
+                         ",\"spool\":{\"blocks\":1,\"bytes\":4096,\"clean_end\":true,"
+                         "\"cut_offset\":0}",
+                         ""));
+  WriteText(job[0], Edit(ReadText(job[0]), "\"clean_end\":true,\"cut_offset\":0",
+                         "\"clean_end\":false,\"cut_offset\":777"));
+  const std::string out = (dir_ / "merged.json").string();
+  ToolResult r = RunTool("katrace-merge", "-o " + out + Join(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json footer = ReadTraceFile(out).other_data["katrace"];
+  EXPECT_EQ(footer["waits"], 7);
+  EXPECT_EQ(footer["strings_unnamed"], 2);
+  EXPECT_FALSE(footer.contains("writer_stalls"));
+  ASSERT_EQ(footer["spool"].size(), 2u) << footer["spool"].dump();
+  EXPECT_EQ(footer["spool"][0]["rank"], 0);
+  EXPECT_EQ(footer["spool"][0]["clean_end"], false);
+  EXPECT_EQ(footer["spool"][0]["cut_offset"], 777);
+  EXPECT_EQ(footer["spool"][1]["rank"], 1);
+  EXPECT_EQ(footer["spool"][1]["blocks"], 1);
+  r = RunTool("katrace-check", out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: rank 0: the spool was not closed cleanly (cut at offset 777)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(TraceToolsTest, CheckWarnsAboutDropsWithoutFailing) {
   const ToolResult r = RunTool(
       "katrace-check", Put("drops.json", Edit(valid_, "\"KernelCh\":0,\"KernelStep\":0}",

@@ -7,8 +7,10 @@ namespace katrace::tools {
 namespace {
 
 const char* const kFooterCounters[] = {"incomplete", "overflow_moves", "io_errors"};
-const char* const kFooterOptional[] = {"late_children", "writer_stalls", "gpu_offset_ns",
-                                       "gpu_offset_error_ns", "gpu_offset_samples"};
+const char* const kFooterOptional[] = {"late_children", "gpu_offset_ns", "gpu_offset_error_ns",
+                                       "gpu_offset_samples"};
+// The spool's size and where it stops: integers; clean_end is the one boolean.
+const char* const kSpoolCounters[] = {"blocks", "bytes", "cut_offset"};
 const char* const kDrainCounters[] = {"seen", "lost_overrun", "abandoned", "sampled_out"};
 
 }  // namespace
@@ -171,6 +173,22 @@ void MetadataRules::CheckFooter() {
     if (inputs == nullptr || !inputs->is_array()) {
       diag_->Error("footer", 0, "merged footer lacks the 'inputs' array");
     }
+    // katrace-merge lists each input's spool (see merged_footer.h); inputs from before the
+    // spool have none, so an absent list is fine.
+    if (const Json* spools = Field(footer_, "spool")) {
+      if (!spools->is_array()) {
+        diag_->Error("footer", 0,
+                     std::string("merged footer 'spool' must be an array, not ") +
+                         JsonTypeName(*spools));
+      } else {
+        for (const Json& spool : *spools) {
+          int64_t rank = 0;
+          const Json* r = spool.is_object() ? Field(spool, "rank") : nullptr;
+          const bool has_rank = r != nullptr && AsInt64(*r, &rank);
+          CheckSpool(&spool, has_rank ? "rank " + std::to_string(rank) + ": " : "");
+        }
+      }
+    }
   } else {
     std::vector<std::string> problems;
     TraceHeader repeated;
@@ -191,6 +209,21 @@ void MetadataRules::CheckFooter() {
     }
     for (const char* key : kFooterCounters) require_int(key, true);
     for (const char* key : kFooterOptional) require_int(key, false);
+    // Traces of the plugin before the spool (its writer thread) say `writer_stalls` and have no
+    // `spool` or `strings_unnamed`: accepted as they are, rather than warned about keys that
+    // writer never had.
+    if (Field(footer_, "waits") == nullptr && Field(footer_, "writer_stalls") != nullptr) {
+      require_int("writer_stalls", false);
+    } else {
+      require_int("waits", false);
+      const int64_t unnamed = require_int("strings_unnamed", false);
+      if (unnamed > 0) {
+        diag_->Warning("footer", 0,
+                       Plural(unnamed, "string") + " could not be interned (string table full): " +
+                           "those events carry their kind's default name");
+      }
+      CheckSpool(Field(footer_, "spool"), "");
+    }
     const Json* drain = require_object("drain");
     if (drain != nullptr) {
       for (const char* key : kDrainCounters) {
@@ -227,6 +260,41 @@ void MetadataRules::CheckFooter() {
       diag_->Warning("drops", 0,
                      Plural(total, "event") + (total == 1 ? " was" : " were") + " dropped (pool full): " + detail);
     }
+  }
+}
+
+void MetadataRules::CheckSpool(const Json* spool, const std::string& who) {
+  if (spool == nullptr) {
+    diag_->Warning("footer", 0, who + "footer lacks 'spool' (the spool the trace was exported from)");
+    return;
+  }
+  if (!spool->is_object()) {
+    diag_->Error("footer", 0, who + "footer 'spool' must be an object, not " + JsonTypeName(*spool));
+    return;
+  }
+  for (const char* key : kSpoolCounters) {
+    const Json* v = Field(*spool, key);
+    int64_t n = 0;
+    if (v == nullptr || !AsInt64(*v, &n) || n < 0) {
+      diag_->Error("footer", 0,
+                   who + "footer 'spool." + key + "' must be a count, not " +
+                       (v == nullptr ? "absent" : JsonTypeName(*v)));
+    }
+  }
+  const Json* clean = Field(*spool, "clean_end");
+  if (clean == nullptr || !clean->is_boolean()) {
+    diag_->Error("footer", 0,
+                 who + "footer 'spool.clean_end' must be a boolean, not " +
+                     (clean == nullptr ? "absent" : JsonTypeName(*clean)));
+    return;
+  }
+  // A valid trace, but of a capture that never closed (a killed job): say what is missing.
+  if (!clean->get<bool>()) {
+    int64_t cut = 0;
+    if (const Json* v = Field(*spool, "cut_offset")) AsInt64(*v, &cut);
+    diag_->Warning("footer", 0,
+                   who + "the spool was not closed cleanly (cut at offset " + std::to_string(cut) +
+                       "): events after the cut are missing, events open at it are incomplete");
   }
 }
 

@@ -49,6 +49,9 @@ class MetadataRules {
 
   void OnHeader(const TraceEvent& event, const Json& katrace, int64_t pid);
   void CheckFooter();
+  // The footer's `spool` object (or one entry of a merged footer's list); |who| prefixes the
+  // messages ("rank 3: " for a merged entry).
+  void CheckSpool(const Json* spool, const std::string& who);
 
   Diagnostics* diag_;
   std::map<std::pair<int64_t, int64_t>, Track> tracks_;

@@ -41,11 +41,13 @@ class Writer {
       first = false;
     }
     sink_("},\"drops\":{\"Coll\":0,\"KernelCh\":0,\"KernelStep\":0},\"incomplete\":0,"
-          "\"late_children\":0,\"overflow_moves\":0,\"writer_stalls\":0,\"io_errors\":0,"
+          "\"late_children\":0,\"overflow_moves\":0,\"waits\":0,\"io_errors\":0,"
+          "\"strings_unnamed\":0,"
           "\"gpu_offset_ns\":" + Num(o_.gpu_offset_ns) +
           ",\"gpu_offset_error_ns\":250,\"gpu_offset_samples\":" + Num(o_.num_colls) +
           ",\"drain\":{\"seen\":" + Num(counts_["KernelStep"]) +
-          ",\"lost_overrun\":0,\"abandoned\":0,\"sampled_out\":0}}}}\n");
+          ",\"lost_overrun\":0,\"abandoned\":0,\"sampled_out\":0,\"late\":0},"
+          "\"spool\":{\"blocks\":1,\"bytes\":4096,\"clean_end\":true,\"cut_offset\":0}}}}\n");
   }
 
  private:

@@ -8,7 +8,9 @@ namespace {
 
 const char* const kSummedObjects[] = {"events", "drops", "drain"};
 const char* const kSummedCounters[] = {"incomplete", "late_children", "overflow_moves",
-                                       "writer_stalls", "io_errors"};
+                                       "waits",      "strings_unnamed", "io_errors"};
+// Inputs from the plugin before the spool counted the same waits as `writer_stalls`.
+const char* const kOlderWaits = "writer_stalls";
 
 void AddInto(Json* sum, const Json& value) {
   int64_t n = 0;
@@ -21,7 +23,7 @@ void AddInto(Json* sum, const Json& value) {
 }  // namespace
 
 MergedFooter::MergedFooter()
-    : sums_(Json::object()), ranks_(Json::array()), inputs_(Json::array()) {
+    : sums_(Json::object()), ranks_(Json::array()), spools_(Json::array()), inputs_(Json::array()) {
   for (const char* key : kSummedObjects) sums_[key] = Json::object();
   for (const char* key : kSummedCounters) sums_[key] = 0;
 }
@@ -47,6 +49,16 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
     for (const char* key : kSummedCounters) {
       if (const Json* v = Field(*footer, key)) AddInto(&sums_[key], *v);
     }
+    if (Field(*footer, "waits") == nullptr) {
+      if (const Json* v = Field(*footer, kOlderWaits)) AddInto(&sums_["waits"], *v);
+    }
+    // Offsets and clean ends do not add up across files: one entry per input that has a spool.
+    if (const Json* spool = Field(*footer, "spool"); spool != nullptr && spool->is_object()) {
+      Json entry = Json::object();
+      entry["rank"] = rank;
+      for (const auto& [name, value] : spool->items()) entry[name] = value;
+      spools_.push_back(std::move(entry));
+    }
   }
   inputs_.push_back(std::move(input));
 }
@@ -59,6 +71,7 @@ std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
   katrace["base_realtime_ns"] = merged_base_realtime_ns;
   katrace["ranks"] = ranks_;
   for (const auto& [key, value] : sums_.items()) katrace[key] = value;
+  katrace["spool"] = spools_;
   Json selection = Json::object();
   if (!options.ranks_text.empty()) selection["ranks"] = options.ranks_text;
   if (options.from_ns) selection["from_ns"] = *options.from_ns;

@@ -1,6 +1,8 @@
 // The merged trace's footer (otherData.katrace, format "katrace-merged"): counters summed over
-// the inputs, the selection that was applied, and one entry per input with its own footer, so
-// nothing a per-rank footer said is lost. Holds one small object per input file.
+// the inputs (`waits` also takes the `writer_stalls` of older inputs), `spool` as a list with
+// one {rank, blocks, bytes, clean_end, cut_offset} per input that had one (offsets and clean
+// ends do not sum), the selection that was applied, and one entry per input with its own footer,
+// so nothing a per-rank footer said is lost. Holds one small object per input file.
 #ifndef KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 #define KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 
@@ -24,6 +26,7 @@ class MergedFooter {
  private:
   Json sums_;
   Json ranks_;
+  Json spools_;
   Json inputs_;
 };
 
