@@ -5,7 +5,7 @@ namespace exporting {
 
 void ChromeJsonEncoder::Flush() {
   if (buf_.size() == 0) return;
-  sink_->Write(buf_.str().data(), buf_.size());
+  sink_->Write(buf_.data(), buf_.size());
   buf_.clear();
 }
 
@@ -18,6 +18,7 @@ void ChromeJsonEncoder::Identity() {
 
 void ChromeJsonEncoder::Begin(const TraceProcess& process) {
   process_ = process;
+  slice_mid_ = "\",\"ph\":\"X\",\"pid\":" + std::to_string(process_.rank) + ",\"tid\":";
   buf_.Raw("{\"traceEvents\":[\n");
   BeginEvent();
   buf_.Raw("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
@@ -35,7 +36,7 @@ void ChromeJsonEncoder::Begin(const TraceProcess& process) {
 void ChromeJsonEncoder::Track(int track, std::string_view name, int sort_index) {
   BeginEvent();
   buf_.Raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
-  buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(std::string(name)).Raw("}}");
+  buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(name).Raw("}}");
   BeginEvent();
   buf_.Raw("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
   buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"sort_index\":").Int(sort_index).Raw("}}");
@@ -51,7 +52,7 @@ void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
       case ArgType::kUint: buf_.Uint(a.u); break;
       case ArgType::kInt: buf_.Int(a.i); break;
       case ArgType::kBool: buf_.Raw(a.u ? "true" : "false"); break;
-      case ArgType::kString: buf_.String(std::string(a.s)); break;
+      case ArgType::kString: buf_.String(a.s); break;
       case ArgType::kTime: buf_.Micros(a.i); break;
       case ArgType::kHex64: buf_.Char('"').Hex64(a.u).Char('"'); break;
     }
@@ -61,8 +62,8 @@ void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
 
 void ChromeJsonEncoder::Slice(const SliceEvent& s) {
   BeginEvent();
-  buf_.Raw("{\"name\":").String(std::string(s.name)).Raw(",\"cat\":\"").Raw(s.category).Raw("\",\"ph\":\"X\",\"pid\":");
-  buf_.Int(process_.rank).Raw(",\"tid\":").Int(s.track).Raw(",\"ts\":").Micros(s.ts);
+  buf_.Raw("{\"name\":").String(s.name).Raw(",\"cat\":\"").Raw(s.category).Raw(slice_mid_);
+  buf_.Int(s.track).Raw(",\"ts\":").Micros(s.ts);
   buf_.Raw(",\"dur\":").Micros(s.dur < 0 ? 0 : s.dur);
   Args(s.args, s.nargs);
   buf_.Char('}');
@@ -82,7 +83,7 @@ void ChromeJsonEncoder::Flow(uint64_t id, int from_track, int64_t from_ts, int t
 
 void ChromeJsonEncoder::Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
   BeginEvent();
-  buf_.Raw("{\"name\":").String(std::string(name)).Raw(",\"ph\":\"C\",\"pid\":").Int(process_.rank);
+  buf_.Raw("{\"name\":").String(name).Raw(",\"ph\":\"C\",\"pid\":").Int(process_.rank);
   buf_.Raw(",\"tid\":0,\"ts\":").Micros(ts);
   Args(args, nargs);
   buf_.Char('}');

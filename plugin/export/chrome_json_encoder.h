@@ -1,11 +1,13 @@
 // The Chrome trace-event JSON encoder (docs/trace-format.md): one event per line, the header as
-// the first event, the footer in otherData.katrace. Text is built in a JsonBuffer and handed to
-// the OutputSink in ~1 MiB pieces.
+// the first event, the footer in otherData.katrace. Text is built in a JsonOut (raw pointer
+// writes, integer-only number formatting) and handed to the OutputSink in ~1 MiB pieces.
 #ifndef KATRACE_PLUGIN_EXPORT_CHROME_JSON_ENCODER_H_
 #define KATRACE_PLUGIN_EXPORT_CHROME_JSON_ENCODER_H_
 
 #include "plugin/export/trace_encoder.h"
-#include "plugin/json_buffer.h"
+#include <string>
+
+#include "plugin/export/json_out.h"
 #include "plugin/output_sink.h"
 
 namespace katrace {
@@ -25,7 +27,7 @@ class ChromeJsonEncoder : public TraceEncoder {
 
  private:
   void BeginEvent() {
-    if (!first_event_) buf_.Raw(",\n", 2);
+    if (!first_event_) buf_.Raw(",\n");
     first_event_ = false;
   }
   void Args(const Arg* args, size_t n);
@@ -37,8 +39,9 @@ class ChromeJsonEncoder : public TraceEncoder {
 
   static constexpr size_t kFlushBytes = 1 << 20;
   OutputSink* sink_;
-  JsonBuffer buf_;
+  JsonOut buf_;
   TraceProcess process_;
+  std::string slice_mid_;  // "\",\"ph\":\"X\",\"pid\":<rank>,\"tid\":", the same for every slice
   bool first_event_ = true;
 };
 

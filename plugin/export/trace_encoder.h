@@ -29,18 +29,18 @@ enum class ArgType : uint8_t {
 };
 
 struct Arg {
-  const char* key;
+  std::string_view key;  // from a literal or kKindInfo: its length is known without strlen
   ArgType type;
   uint64_t u;  // kUint, kBool, kHex64
   int64_t i;   // kInt, kTime
   std::string_view s;
 
-  static Arg Uint(const char* k, uint64_t v) { return Arg{k, ArgType::kUint, v, 0, {}}; }
-  static Arg Int(const char* k, int64_t v) { return Arg{k, ArgType::kInt, 0, v, {}}; }
-  static Arg Bool(const char* k, bool v) { return Arg{k, ArgType::kBool, v ? 1u : 0u, 0, {}}; }
-  static Arg Str(const char* k, std::string_view v) { return Arg{k, ArgType::kString, 0, 0, v}; }
-  static Arg Time(const char* k, int64_t ns) { return Arg{k, ArgType::kTime, 0, ns, {}}; }
-  static Arg Hex(const char* k, uint64_t v) { return Arg{k, ArgType::kHex64, v, 0, {}}; }
+  static Arg Uint(std::string_view k, uint64_t v) { return Arg{k, ArgType::kUint, v, 0, {}}; }
+  static Arg Int(std::string_view k, int64_t v) { return Arg{k, ArgType::kInt, 0, v, {}}; }
+  static Arg Bool(std::string_view k, bool v) { return Arg{k, ArgType::kBool, v ? 1u : 0u, 0, {}}; }
+  static Arg Str(std::string_view k, std::string_view v) { return Arg{k, ArgType::kString, 0, 0, v}; }
+  static Arg Time(std::string_view k, int64_t ns) { return Arg{k, ArgType::kTime, 0, ns, {}}; }
+  static Arg Hex(std::string_view k, uint64_t v) { return Arg{k, ArgType::kHex64, v, 0, {}}; }
 };
 
 struct SliceEvent {
