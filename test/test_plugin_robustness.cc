@@ -287,5 +287,23 @@ TEST_F(RobustnessTest, ProcessExitWithoutFinalizeStillCommitsTheTrace) {
   EXPECT_EQ(Footer(trace)["incomplete"], 1);
 }
 
+TEST_F(RobustnessTest, NamesThatAreNotUtf8BecomeReplacementCharacters) {
+  int mask = 0;
+  void* ctx = nullptr;
+  // A communicator name and an NCCL string with bytes that are not UTF-8.
+  v6().init(&ctx, 12, &mask, "sub\xff\xfe-group\xc3", 1, 1, 0, CapturingLogger);
+  auto d = CollDescr(nullptr, "AllReduce\x80", 0, 8, 0);
+  void* coll = nullptr;
+  v6().startEvent(ctx, &coll, &d);
+  v6().stopEvent(coll);
+  v6().finalize(ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["communicators"][0]["name"], "sub\uFFFD\uFFFD-group\uFFFD");
+  EXPECT_EQ(Slices(trace, "Coll")[0]["name"], "AllReduce\uFFFD");
+  // Strict parsers accept it too.
+  std::string cmd = "python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding=\"utf-8\"))' " + trace_path_;
+  EXPECT_EQ(system(cmd.c_str()), 0);
+}
+
 }  // namespace
 }  // namespace katrace_test
