@@ -8,9 +8,6 @@ namespace {
 
 using spool::RecordType;
 
-// How many completed ids are remembered for late children: far more than are ever in flight
-// between a parent's completion and a straggling child, in bounded memory.
-constexpr size_t kRememberCompleted = 1u << 16;
 constexpr uint32_t kDenseStrings = 1u << 20;
 
 bool IsApi(Kind k) { return k == Kind::kGroupApi || k == Kind::kCollApi || k == Kind::kP2pApi; }
@@ -28,7 +25,6 @@ uint64_t PayloadBytes(const std::string* datatype, uint64_t count) {
 
 EventAssembler::EventAssembler(const SpoolIndex& index, size_t max_live, Sink sink)
     : index_(index), max_live_(max_live), sink_(std::move(sink)) {
-  ring_.assign(kRememberCompleted, Done{0, Kind::kGroup});
   uint32_t max_id = 0;
   for (const auto& s : index.strings) {
     if (s.first < kDenseStrings && s.first > max_id) max_id = s.first;
@@ -51,14 +47,6 @@ const std::string* EventAssembler::Str(uint32_t id) const {
 int EventAssembler::CommAt(uint16_t slot, uint64_t ticks) {
   int c = slot_comm_[slot];
   return c == -2 ? index_.CommIndexAt(slot, ticks) : c;
-}
-
-void EventAssembler::Remember(uint64_t id, Kind kind) {
-  Done& d = ring_[ring_next_];
-  if (d.id != 0) done_.Erase(d.id);
-  d = Done{id, kind};
-  done_.Put(id, static_cast<uint32_t>(ring_next_));
-  ring_next_ = (ring_next_ + 1) % ring_.size();
 }
 
 void EventAssembler::Add(const MergedRecord& r) {
@@ -225,10 +213,10 @@ void EventAssembler::OnStart(const MergedRecord& r) {
         e.flags |= kEvDirectionKnown | (pl.ev.flags & kEvSend);
       }
     } else {
-      uint32_t d = done_.Find(sb.parent_id);
-      if (d != IdMap::kMissing) {
+      Kind parent_kind;
+      if (done_.Find(sb.parent_id, &parent_kind)) {
         e.parent_id = sb.parent_id;
-        if (!IsApi(ring_[d].kind)) {
+        if (!IsApi(parent_kind)) {
           e.flags |= kEvLateChild;
           ++counts_.late;
         }
@@ -346,7 +334,7 @@ void EventAssembler::Complete(uint32_t idx) {
     ++counts_.events;
     if (e.flags & kEvIncomplete) ++counts_.incomplete;
     sink_(e);
-    Remember(e.id, e.kind);
+    done_.Add(e.id, e.kind);
     live_.Erase(e.id);
     l.in_use = false;
     free_.push_back(idx);

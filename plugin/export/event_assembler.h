@@ -15,6 +15,7 @@
 
 #include "plugin/export/assembled_event.h"
 #include "plugin/export/id_map.h"
+#include "plugin/export/recent_ids.h"
 #include "plugin/export/spool_index.h"
 #include "plugin/export/stream_merge.h"
 
@@ -57,16 +58,11 @@ class EventAssembler {
     bool stopped = false;
     bool in_use = false;
   };
-  struct Done {
-    uint64_t id;
-    Kind kind;
-  };
 
   void OnStart(const MergedRecord& r);
   void OnState(const MergedRecord& r);
   void OnStop(const MergedRecord& r);
   void Complete(uint32_t index);
-  void Remember(uint64_t id, Kind kind);
   const std::string* Str(uint32_t id) const;
   int CommAt(uint16_t slot, uint64_t ticks);
 
@@ -76,9 +72,9 @@ class EventAssembler {
   std::vector<Live> pool_;
   std::vector<uint32_t> free_;
   IdMap live_;
-  std::vector<Done> ring_;  // recently completed, oldest overwritten
-  size_t ring_next_ = 0;
-  IdMap done_;
+  // Recently completed (far more than are ever in flight between a parent's completion and a
+  // straggling child, in bounded memory).
+  RecentIds done_;
   std::vector<const std::string*> dense_strings_;
   std::vector<int32_t> slot_comm_;  // per slot: its only communicator, -1 none, -2 several
   AssemblerCounts counts_;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace katrace {
@@ -58,6 +59,12 @@ class IdMap {
   }
 
   size_t size() const { return size_; }
+
+  // Empties the map, keeping its capacity (the recent-id window reuses its tables).
+  void Clear() {
+    std::fill(keys_.begin(), keys_.end(), 0);
+    size_ = 0;
+  }
 
  private:
   size_t Slot(uint64_t id) const { return static_cast<size_t>((id * 0x9e3779b97f4a7c15ull) >> 20) & mask_; }
