@@ -46,36 +46,6 @@ bool ParseBool(const std::string& text, bool* out) {
   return false;
 }
 
-// Extra names users reach for, mapped to kinds or kind sets.
-struct MaskAlias {
-  const char* name;
-  int bits;
-};
-constexpr MaskAlias kMaskAliases[] = {
-    {"api", ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch},
-    {"proxy", ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileProxyCtrl},
-    {"net", ncclProfileNetPlugin},
-    {"gpu", ncclProfileKernelCh | ncclProfileKernelStep},
-    {"ce", ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch},
-};
-
-bool LookupMaskName(const std::string& name, int* bits) {
-  if (name == "all") {
-    int all = 0;
-    for (const KindInfo& k : kKindInfo) all |= static_cast<int>(k.type_bit);
-    return *bits = all, true;
-  }
-  if (name == "none") return *bits = 0, true;
-  if (name == "default") return *bits = kDefaultMask, true;
-  for (const KindInfo& k : kKindInfo) {
-    if (Lower(k.name) == name) return *bits = static_cast<int>(k.type_bit), true;
-  }
-  for (const MaskAlias& a : kMaskAliases) {
-    if (name == a.name) return *bits = a.bits, true;
-  }
-  return false;
-}
-
 void ReadBool(const EnvLookup& env, const WarnSink& warn, const char* var, bool* out) {
   const char* v = env(var);
   if (v == nullptr) return;
@@ -85,32 +55,6 @@ void ReadBool(const EnvLookup& env, const WarnSink& warn, const char* var, bool*
 }
 
 }  // namespace
-
-bool ParseMask(const std::string& text, int* mask, std::string* error) {
-  std::string t = Lower(Trim(text));
-  if (t.empty()) return *error = "empty mask", false;
-  uint64_t number = 0;
-  if (isdigit(static_cast<unsigned char>(t[0]))) {
-    if (!ParseUnsigned(t, 0x7fffffffull, &number)) return *error = "not a valid number", false;
-    return *mask = static_cast<int>(number), true;
-  }
-  int result = 0;
-  size_t pos = 0;
-  while (pos <= t.size()) {
-    size_t end = t.find_first_of(",+| ", pos);
-    if (end == std::string::npos) end = t.size();
-    std::string word = t.substr(pos, end - pos);
-    pos = end + 1;
-    if (word.empty()) continue;
-    bool remove = word[0] == '-';
-    if (remove) word.erase(0, 1);
-    int bits = 0;
-    if (!LookupMaskName(word, &bits)) return *error = "unknown event name '" + word + "'", false;
-    result = remove ? (result & ~bits) : (result | bits);
-  }
-  *mask = result;
-  return true;
-}
 
 std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host) {
   std::string out;
@@ -139,7 +83,7 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   if (const char* v = env(mask_var)) {
     std::string error;
     int mask = 0;
-    if (ParseMask(v, &mask, &error)) {
+    if (ParseEventMask(v, &mask, &error)) {
       c.mask = mask;
       c.mask_from_env = true;
     } else {

@@ -9,16 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "common/event_mask.h"  // kDefaultMask; the mask grammar, shared with katrace-sim
 #include "katrace/event_kinds.h"
 
 namespace katrace {
-
-// Coll, P2p, their API parents, kernel launches, proxy ops, and GPU time per channel and per
-// slice: the picture most users want. ProxyStep, NetPlugin and ProxyCtrl are voluminous and
-// opt-in.
-constexpr int kDefaultMask = ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi |
-                             ncclProfileKernelLaunch | ncclProfileColl | ncclProfileP2p |
-                             ncclProfileProxyOp | ncclProfileKernelCh | ncclProfileKernelStep;
 
 struct Config {
   int mask = kDefaultMask;
@@ -47,11 +41,6 @@ using EnvLookup = std::function<const char*(const char*)>;
 using WarnSink = std::function<void(const std::string&)>;
 
 Config ReadConfig(const EnvLookup& env, const WarnSink& warn);
-
-// Mask grammar: a number (decimal or 0x hex), or a comma/plus/pipe separated list of kind names
-// (case-insensitive), "all", "none" or "default"; "-name" removes a kind. Returns false with
-// |error| set on anything it does not understand.
-bool ParseMask(const std::string& text, int* mask, std::string* error);
 
 // Substitutes {rank}, {pid}, {host} (and {comm} when given) in |tmpl|.
 std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host);

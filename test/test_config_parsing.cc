@@ -1,46 +1,73 @@
-// The configuration grammar: masks by number and by name, output templates, bad values.
+// The configuration grammar: masks by number and by name (the shared grammar of
+// common/event_mask.h, which katrace-sim's --mask uses too), output templates, bad values.
 #include <map>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "common/event_mask.h"
 #include "plugin/config.h"
 
 namespace katrace {
 namespace {
 
-TEST(ParseMask, AcceptsNumbersInDecimalAndHex) {
+TEST(ParseEventMask, AcceptsNumbersInDecimalAndHex) {
   int mask = 0;
   std::string error;
-  ASSERT_TRUE(ParseMask("4095", &mask, &error));
+  ASSERT_TRUE(ParseEventMask("4095", &mask, &error));
   EXPECT_EQ(mask, 4095);
-  ASSERT_TRUE(ParseMask("0x42", &mask, &error));
+  ASSERT_TRUE(ParseEventMask("0x42", &mask, &error));
   EXPECT_EQ(mask, 0x42);
 }
 
-TEST(ParseMask, AcceptsNamesCaseInsensitivelyWithSeparators) {
+TEST(ParseEventMask, AcceptsNamesCaseInsensitivelyWithSeparators) {
   int mask = 0;
   std::string error;
-  ASSERT_TRUE(ParseMask("coll,P2P+KernelCh|kernelstep", &mask, &error)) << error;
+  ASSERT_TRUE(ParseEventMask("coll,P2P+KernelCh|kernelstep", &mask, &error)) << error;
   EXPECT_EQ(mask, ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh | ncclProfileKernelStep);
-  ASSERT_TRUE(ParseMask("all,-proxystep", &mask, &error));
+  ASSERT_TRUE(ParseEventMask("all,-proxystep", &mask, &error));
   EXPECT_EQ(mask & ncclProfileProxyStep, 0);
   EXPECT_NE(mask & ncclProfileCeBatch, 0);
-  ASSERT_TRUE(ParseMask("default", &mask, &error));
+  ASSERT_TRUE(ParseEventMask("default", &mask, &error));
   EXPECT_EQ(mask, kDefaultMask);
-  ASSERT_TRUE(ParseMask("none", &mask, &error));
+  ASSERT_TRUE(ParseEventMask("none", &mask, &error));
   EXPECT_EQ(mask, 0);
 }
 
-TEST(ParseMask, RejectsUnknownNamesAndGarbageNumbers) {
+TEST(ParseEventMask, RejectsUnknownNamesAndGarbageNumbers) {
   int mask = 7;
   std::string error;
-  EXPECT_FALSE(ParseMask("coll,bogus", &mask, &error));
+  EXPECT_FALSE(ParseEventMask("coll,bogus", &mask, &error));
   EXPECT_NE(error.find("bogus"), std::string::npos);
-  EXPECT_FALSE(ParseMask("12abc", &mask, &error));
-  EXPECT_FALSE(ParseMask("", &mask, &error));
-  EXPECT_FALSE(ParseMask("99999999999", &mask, &error));
+  EXPECT_FALSE(ParseEventMask("12abc", &mask, &error));
+  EXPECT_FALSE(ParseEventMask("", &mask, &error));
+  EXPECT_FALSE(ParseEventMask("99999999999", &mask, &error));
   EXPECT_EQ(mask, 7);  // untouched on failure
+}
+
+// `all` is every kind of the table, KernelStep included, and the sets are the documented ones.
+TEST(ParseEventMask, AllIsEveryKindAndTheSetsAreWhatTheReadmeSays) {
+  int mask = 0;
+  std::string error;
+  ASSERT_TRUE(ParseEventMask("all", &mask, &error)) << error;
+  for (const KindInfo& k : kKindInfo) EXPECT_NE(mask & static_cast<int>(k.type_bit), 0) << k.name;
+  EXPECT_EQ(mask, kAllKindsMask);
+  EXPECT_NE(mask & ncclProfileKernelStep, 0);
+  ASSERT_TRUE(ParseEventMask("gpu", &mask, &error));
+  EXPECT_EQ(mask, ncclProfileKernelCh | ncclProfileKernelStep);
+  ASSERT_TRUE(ParseEventMask("api", &mask, &error));
+  EXPECT_EQ(mask, ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch);
+  ASSERT_TRUE(ParseEventMask("proxy net", &mask, &error));
+  EXPECT_EQ(mask, ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileProxyCtrl | ncclProfileNetPlugin);
+  ASSERT_TRUE(ParseEventMask("ce,-cesync", &mask, &error));
+  EXPECT_EQ(mask, ncclProfileCeColl | ncclProfileCeBatch);
+  EXPECT_EQ(DescribeEventMask(ncclProfileColl | ncclProfileKernelStep), "Coll|KernelStep");
+  EXPECT_EQ(DescribeEventMask(0), "none");
+  for (const KindInfo& k : kKindInfo) {
+    std::string name = k.name;
+    for (char& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    EXPECT_NE(EventMaskWords().find(name), std::string::npos) << name;
+  }
 }
 
 TEST(ExpandOutputTemplate, SubstitutesRankPidHost) {

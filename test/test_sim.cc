@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nccl_profiler/common.h"
+#include "common/event_mask.h"
 #include "tools/sim/event_mask.h"
 #include "tools/sim/proxy_poll_hook.h"
 #include "tools/sim/sim_options.h"
@@ -573,16 +574,29 @@ TEST(SimOptionsTest, ByteSizesTakeBinarySuffixes) {
   EXPECT_FALSE(ParseByteSize("12Q"));
 }
 
+// --mask is the plugin's grammar (common/event_mask.h): `all` includes KernelStep there too.
 TEST(SimOptionsTest, MasksTakeNumbersAndNames) {
-  std::string error;
-  EXPECT_EQ(ParseEventMask("coll,kernelch", &error), ncclProfileColl | ncclProfileKernelCh);
-  EXPECT_EQ(ParseEventMask("0x7fff", &error), 0x7FFF);
-  EXPECT_EQ(ParseEventMask("4095", &error), 4095);
-  EXPECT_EQ(ParseEventMask("all", &error), 0x7FFF);
-  EXPECT_EQ(ParseEventMask("KernelCh, ProxyStep", &error),
-            ncclProfileKernelCh | ncclProfileProxyStep);
-  EXPECT_FALSE(ParseEventMask("coll,bogus", &error));
-  EXPECT_NE(error.find("bogus"), std::string::npos);
+  auto parse = [](const std::string& text) -> std::optional<int> {
+    SimConfig config;
+    std::string error;
+    std::vector<std::string> args = {"katrace-sim", "--mask", text};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    if (ParseCommandLine(static_cast<int>(argv.size()), argv.data(), "x.so", &config, &error) !=
+        ParseOutcome::kRun) {
+      EXPECT_NE(error.find(text), std::string::npos) << error;
+      return std::nullopt;
+    }
+    return config.mask;
+  };
+  EXPECT_EQ(parse("coll,kernelch"), ncclProfileColl | ncclProfileKernelCh);
+  EXPECT_EQ(parse("0x7fff"), 0x7FFF);
+  EXPECT_EQ(parse("4095"), 4095);
+  EXPECT_EQ(parse("all"), 0x7FFF | ncclProfileKernelStep);
+  EXPECT_EQ(parse("all,-kernelstep"), 0x7FFF);
+  EXPECT_EQ(parse("KernelCh, ProxyStep"), ncclProfileKernelCh | ncclProfileProxyStep);
+  EXPECT_EQ(parse("default"), katrace::kDefaultMask);
+  EXPECT_FALSE(parse("coll,bogus"));
 }
 
 TEST(WorkCounterMapTest, FindsRecentWorkAndForgetsOldWork) {

@@ -207,8 +207,7 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
   if (args_value == nullptr) return;
   // Derived slices (a Coll's GPU extent, a step's halves, proxy state intervals) are not
   // records of their own, so only recorded kinds must carry a record id.
-  const bool derived = f->cat == "CollGpu" || f->cat == "KernelStepWait" ||
-                       f->cat == "KernelStepTransfer" || f->cat == "ProxyStepState";
+  const bool derived = IsDerivedKind(f->cat);
   f->has_id = args.Uint("id", derived ? Need::kOptional : Need::kRequired, &f->id);
   f->has_parent = args.Uint("parent", Need::kOptional, &f->parent);
   bool incomplete = false;

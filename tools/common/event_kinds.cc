@@ -1,35 +1,61 @@
-// Kind lists (see event_kinds.h).
+// Kind lists, read off katrace's one kind table (see event_kinds.h).
 #include "tools/common/event_kinds.h"
 
-#include <algorithm>
+#include "katrace/event_kinds.h"
 
 namespace katrace::tools {
 namespace {
 
-const char* const kHostKinds[] = {"GroupApi", "CollApi", "P2pApi",    "KernelLaunch", "Group",
-                                  "Coll",     "P2p",     "ProxyOp",   "ProxyStep",    "ProxyCtrl",
-                                  "NetPlugin", "CeColl", "CeSync",    "CeBatch"};
-const char* const kGpuKinds[] = {"KernelCh", "KernelStep", "CollGpu", "KernelStepWait",
-                                 "KernelStepTransfer"};
+// The side a trace category is drawn on, and whether the summary tables count it.
+struct Category {
+  Side side;
+  bool summarized;
+};
 
-template <size_t N>
-bool Contains(const char* const (&list)[N], std::string_view cat) {
-  return std::any_of(list, list + N, [cat](const char* k) { return cat == k; });
+bool Lookup(std::string_view cat, Category* out) {
+  for (const KindInfo& k : kKindInfo) {
+    if (cat == k.name) return *out = {k.side, true}, true;
+  }
+  for (const DerivedKindInfo& d : kDerivedKinds) {
+    if (cat == d.name) return *out = {d.side, d.summarized}, true;
+  }
+  return false;
 }
 
 }  // namespace
 
-bool IsHostKind(std::string_view cat) { return Contains(kHostKinds, cat); }
-bool IsGpuKind(std::string_view cat) { return Contains(kGpuKinds, cat); }
+bool IsHostKind(std::string_view cat) {
+  Category c;
+  return Lookup(cat, &c) && c.summarized && c.side != Side::kGpu;
+}
+
+bool IsGpuKind(std::string_view cat) {
+  Category c;
+  return Lookup(cat, &c) && c.summarized && c.side == Side::kGpu;
+}
+
 bool IsKnownKind(std::string_view cat) {
-  return IsHostKind(cat) || IsGpuKind(cat) || cat == "ProxyStepState";
+  Category c;
+  return Lookup(cat, &c);
+}
+
+bool IsDerivedKind(std::string_view cat) {
+  for (const DerivedKindInfo& d : kDerivedKinds) {
+    if (cat == d.name) return true;
+  }
+  return false;
 }
 
 const std::vector<std::string>& KnownKinds() {
   static const std::vector<std::string> kinds = [] {
-    std::vector<std::string> all(std::begin(kHostKinds), std::end(kHostKinds));
-    all.insert(all.end(), std::begin(kGpuKinds), std::end(kGpuKinds));
-    all.push_back("ProxyStepState");
+    std::vector<std::string> all;
+    for (const KindInfo& k : kKindInfo) {
+      if (k.side != Side::kGpu) all.emplace_back(k.name);
+    }
+    for (const KindInfo& k : kKindInfo) {
+      if (k.side == Side::kGpu) all.emplace_back(k.name);
+    }
+    for (const DerivedKindInfo& d : kDerivedKinds) all.emplace_back(d.name);
     return all;
   }();
   return kinds;

@@ -1,6 +1,7 @@
-// The event kinds (the `cat` of X events) katrace writes, and which summary side each belongs to:
-// host-side (API calls, enqueue, proxy, net) or GPU-side (kernel channels and steps). The plugin's
-// finalize summary uses the same split, so the tables agree.
+// The event kinds (the `cat` of X events) a katrace trace holds, and which summary side each
+// belongs to: host-side (API calls, enqueue, proxy, net) or GPU-side (kernel channels and steps).
+// All of it is read off katrace/event_kinds.h (recorded kinds with their Side, and the derived
+// slices), the table the plugin's finalize summary uses too, so the tables agree.
 #ifndef KATRACE_TOOLS_COMMON_EVENT_KINDS_H_
 #define KATRACE_TOOLS_COMMON_EVENT_KINDS_H_
 
@@ -10,11 +11,15 @@
 
 namespace katrace::tools {
 
+// Counted in the host-side summary: recorded kinds of the host and proxy sides.
 bool IsHostKind(std::string_view cat);
+// Counted in the GPU-side summary: GPU kinds and the GPU slices derived from them.
 bool IsGpuKind(std::string_view cat);
-// Host, GPU and the derived ProxyStepState.
+// Recorded and derived kinds, ProxyStepState (in neither summary) included.
 bool IsKnownKind(std::string_view cat);
-// Every known kind, host kinds first, in the order the format lists them.
+// Slices derived at export (CollGpu, KernelStep halves, ProxyStepState): no record id of their own.
+bool IsDerivedKind(std::string_view cat);
+// Every known kind: host and proxy kinds, GPU kinds, then the derived ones, each in table order.
 const std::vector<std::string>& KnownKinds();
 
 }  // namespace katrace::tools

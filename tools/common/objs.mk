@@ -1,8 +1,8 @@
 # Objects shared by the katrace trace tools (included by each tool's module.mk; guarded so it is
-# read once). summary_table lives in common/, shared with the plugin's exporter.
+# read once). summary_table and event_mask live in common/, shared with the plugin.
 ifndef KATRACE_TOOLS_COMMON_OBJS
 # synthetic_trace (a trace generator for tests and throughput runs) stays out of the tools.
 KATRACE_TOOLS_COMMON_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,\
     $(filter-out tools/common/synthetic_trace.cc,$(wildcard tools/common/*.cc))) \
-    $(BUILD)/obj/common/summary_table.o
+    $(BUILD)/obj/common/summary_table.o $(BUILD)/obj/common/event_mask.o
 endif

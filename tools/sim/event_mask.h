@@ -1,14 +1,15 @@
-// Event type bits: names for the report and --mask, and NCCL's "parents are implied by
-// children" rules (research §2.4) as one mask per event kind that starts it.
+// Event type bits as NCCL core uses them: its "parents are implied by children" rules (research
+// §2.4) as one mask per event kind that starts it, and the per-kind index of the sim's call
+// counters. Names and the --mask grammar are katrace's one kind table (katrace/event_kinds.h,
+// common/event_mask.h).
 #ifndef KATRACE_TOOLS_SIM_EVENT_MASK_H_
 #define KATRACE_TOOLS_SIM_EVENT_MASK_H_
 
 #include <cstdint>
-#include <optional>
-#include <string>
 
-#include "nccl_profiler/kernel_step.h"
+#include "katrace/event_kinds.h"
 #include "nccl_profiler/common.h"
+#include "nccl_profiler/kernel_step.h"
 
 namespace katrace::sim {
 
@@ -36,20 +37,12 @@ inline constexpr int kProxyOpStarters =
     ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileNetPlugin;
 inline constexpr int kProxyStepStarters = ncclProfileProxyStep | ncclProfileNetPlugin;
 
-// Counters are kept per kind: the 15 upstream bits, then KernelStep, then "other".
-inline constexpr int kNumEventKinds = 17;
-inline constexpr int kKernelStepKind = 15;
-inline constexpr int kOtherKind = 16;
+// Counters are kept per kind (katrace::Kind order), then one for any other type ("Other").
+inline constexpr int kNumEventKinds = kKindCount + 1;
+inline constexpr int kOtherKind = kKindCount;
 
 int EventKindIndex(uint64_t type);
 const char* EventKindName(int kind_index);
-
-// Accepts a number (decimal or 0x hex) or a comma list of names ("coll,p2p,kernelch", "all",
-// "none"; case-insensitive; NCCL's spelling like "KernelCh" too). Sets |error| on failure.
-std::optional<int> ParseEventMask(const std::string& text, std::string* error);
-
-// "Coll|KernelCh" style, for the report.
-std::string DescribeEventMask(int mask);
 
 }  // namespace katrace::sim
 

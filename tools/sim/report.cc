@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/event_mask.h"
 #include "tools/sim/event_mask.h"
 
 namespace katrace::sim {

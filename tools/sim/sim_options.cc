@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/event_mask.h"
 #include "katrace/step_ring.h"
 #include "tools/sim/event_mask.h"
 #include "tools/sim/plugin_loader.h"
@@ -29,7 +30,8 @@ constexpr const char kUsage[] =
     "  --ops LIST        allreduce,allgather,reducescatter,sendrecv,alltoall (default all)\n"
     "  --size BYTES      bytes per operation, e.g. 4096, 64K, 1M (default 1M)\n"
     "  --mask MASK       set the shared event mask before init: a number (0x.. ok) or names,\n"
-    "                    e.g. coll,kernelch or all; katrace overrides NCCL's mask at init with\n"
+    "                    e.g. coll,kernelch, all or all,-proxystep (katrace's KATRACE_MASK\n"
+    "                    grammar); katrace overrides NCCL's mask at init with\n"
     "                    its own KATRACE_MASK (or default), so this also sets KATRACE_MASK\n"
     "                    unless it is already set\n"
     "  --graph           capture each op once in a CUDA graph and replay it --iters times\n"
@@ -215,11 +217,12 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
     } else if (arg == "--mask") {
       if (!take_value(&value)) return ParseOutcome::kError;
       std::string mask_error;
-      config->mask = ParseEventMask(value, &mask_error);
-      if (!config->mask) {
-        *error = "--mask: " + mask_error;
+      int mask = 0;
+      if (!ParseEventMask(value, &mask, &mask_error)) {
+        *error = "--mask: '" + value + "': " + mask_error + " (known: " + EventMaskWords() + ")";
         return ParseOutcome::kError;
       }
+      config->mask = mask;
     } else if (arg == "--seed") {
       if (!take_value(&value) || !IntInRange(arg, value, 0, LLONG_MAX, &number, error)) {
         return ParseOutcome::kError;
