@@ -7,9 +7,11 @@
 #include <exception>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include "plugin/export/chrome_json_encoder.h"
 #include "plugin/export/event_assembler.h"
+#include "plugin/export/event_pipe.h"
 #include "plugin/export/export_summary.h"
 #include "plugin/export/gpu_placement.h"
 #include "plugin/export/progress.h"
@@ -81,6 +83,27 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
   t->cut_offset = index.cut ? index.cut_offset : 0;
 }
 
+// The consumer half of the export on its own thread; closing the pipe and joining happen on
+// every way out of Run, an exception included, so no std::thread is left joinable.
+class ConsumerThread {
+ public:
+  explicit ConsumerThread(EventPipe* pipe) : pipe_(pipe) {}
+  ~ConsumerThread() { Finish(); }
+  template <typename Fn>
+  void Start(Fn&& fn) {
+    thread_ = std::thread(std::forward<Fn>(fn));
+  }
+  void Finish() {
+    if (!thread_.joinable()) return;
+    pipe_->Close();
+    thread_.join();
+  }
+
+ private:
+  EventPipe* pipe_;
+  std::thread thread_;
+};
+
 ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   ExportReport report;
   unsigned hw = std::thread::hardware_concurrency();
@@ -130,15 +153,57 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   ChromeJsonEncoder encoder(&sink);
   TraceLayout layout(process, &encoder);
   ExportSummary summary;
+  // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
+  // second thread fed in batches (inline when only one thread is allowed), so both cores work.
+  const bool pipelined = threads >= 2;
+  EventPipe pipe;
+  auto consume = [&](const EventBatch& b) {
+    size_t s = 0;
+    for (size_t i = 0; i <= b.events.size(); ++i) {
+      for (; s < b.samples.size() && b.samples[s].before == i; ++s) {
+        const spool::CountersBody& c = b.samples[s].counters;
+        layout.Counters(b.samples[s].host_ns, c.dropped, c.drain_seen, c.drain_lost_overrun, c.drain_abandoned, false);
+      }
+      if (i == b.events.size()) break;
+      layout.Add(b.events[i]);
+      summary.Add(b.events[i]);
+    }
+  };
+  std::exception_ptr consumer_error;
+  ConsumerThread consumer(&pipe);
+  if (pipelined) {
+    consumer.Start([&] {
+      try {
+        while (std::unique_ptr<EventBatch> b = pipe.Receive()) {
+          consume(*b);
+          pipe.Recycle(std::move(b));
+        }
+      } catch (...) {
+        consumer_error = std::current_exception();
+        pipe.Abort();
+      }
+    });
+  }
+  std::unique_ptr<EventBatch> batch = pipe.Empty();
+  auto hand_over = [&] {
+    if (pipelined) {
+      pipe.Send(std::move(batch));
+      batch = pipe.Empty();
+    } else {
+      consume(*batch);
+      batch->clear();
+    }
+  };
   size_t max_live = std::max<size_t>(options.memory_budget / 256, 1024);
   EventAssembler assembler(index, max_live, [&](const AssembledEvent& e) {
-    layout.Add(e);
-    summary.Add(e);
+    batch->events.push_back(e);
+    if (batch->events.size() >= EventPipe::kBatchEvents) hand_over();
   });
   uint64_t last_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
   uint64_t merge_malformed = 0, failed_blocks = 0;
   {
-    int workers = std::max(1, threads - 1);  // this thread assembles and formats
+    // This thread assembles and (with the consumer) formats; the rest decode blocks ahead.
+    int workers = std::max(1, threads - (pipelined ? 2 : 1));
     progress.Phase("writing", index.blocks.size(), index.bytes);
     StreamMerge merge(file, index, workers, &progress);
     MergedRecord r;
@@ -152,10 +217,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
           break;
         case spool::RecordType::kCounters: {
           spool::CountersBody c = ReadBody<spool::CountersBody>(r.body, r.body_size);
-          if (r.body_size >= sizeof(c)) {
-            layout.Counters(index.clock.Ns(r.key), c.dropped, c.drain_seen, c.drain_lost_overrun, c.drain_abandoned,
-                            false);
-          }
+          if (r.body_size >= sizeof(c)) batch->samples.push_back(CounterSample{batch->events.size(), index.clock.Ns(r.key), c});
           break;
         }
         default:
@@ -167,6 +229,13 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     failed_blocks = merge.failed_blocks();
   }
   assembler.Finish(last_ns);
+  if (pipelined) {
+    pipe.Send(std::move(batch));
+    consumer.Finish();
+    if (consumer_error) std::rethrow_exception(consumer_error);
+  } else {
+    consume(*batch);
+  }
 
   TraceTotals totals;
   FillTotals(index, sink.io_errors(), &totals);
