@@ -35,7 +35,11 @@ class ToolsOnPluginTraces : public ::testing::Test {
                                      "--iters",  "5",          "--size",  "256K", "--quiet"};
     args.insert(args.end(), extra.begin(), extra.end());
     ProcessOutput run = RunProcess(ToolPath("katrace-sim"), args,
-                                   {"RANK=" + std::to_string(global_rank), "KATRACE_OUTPUT=" + trace}, dir);
+                                   // --quiet silences the plugin's summary unless it is asked for: the
+                                   // summary file is compared with katrace-stats below.
+                                   {"RANK=" + std::to_string(global_rank), "KATRACE_OUTPUT=" + trace,
+                                    "KATRACE_SUMMARY=1"},
+                                   dir);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     return trace;
   }
