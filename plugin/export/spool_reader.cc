@@ -141,21 +141,5 @@ bool SpoolFile::LoadBlock(const BlockRef& ref, bool verify, ByteBuffer* scratch,
   return true;
 }
 
-bool RecordTicks(const spool::RecordHeader& header, const uint8_t* body, size_t size, uint64_t* ticks) {
-  size_t at;
-  switch (header.type) {
-    case spool::RecordType::kStart: at = offsetof(spool::StartBody, ticks); break;
-    case spool::RecordType::kState: at = offsetof(spool::StateBody, ticks); break;
-    case spool::RecordType::kStop: at = offsetof(spool::StopBody, ticks); break;
-    case spool::RecordType::kComm: at = offsetof(spool::CommBody, ticks); break;
-    case spool::RecordType::kCommEnd: at = offsetof(spool::CommEndBody, ticks); break;
-    case spool::RecordType::kClock: at = offsetof(spool::ClockBody, ticks); break;
-    default: return false;
-  }
-  if (size < at + sizeof(uint64_t)) return false;
-  memcpy(ticks, body + at, sizeof(uint64_t));
-  return true;
-}
-
 }  // namespace exporting
 }  // namespace katrace

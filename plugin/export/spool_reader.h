@@ -134,7 +134,22 @@ inline T ReadBody(const uint8_t* body, size_t size, size_t at = 0) {
 }
 
 // Host ticks a record carries (Start, State, Stop, Comm, CommEnd, Clock); false for the others.
-bool RecordTicks(const spool::RecordHeader& header, const uint8_t* body, size_t size, uint64_t* ticks);
+// Inline: the merge asks for every record.
+inline bool RecordTicks(const spool::RecordHeader& header, const uint8_t* body, size_t size, uint64_t* ticks) {
+  size_t at;
+  switch (header.type) {
+    case spool::RecordType::kStart: at = offsetof(spool::StartBody, ticks); break;
+    case spool::RecordType::kState: at = offsetof(spool::StateBody, ticks); break;
+    case spool::RecordType::kStop: at = offsetof(spool::StopBody, ticks); break;
+    case spool::RecordType::kComm: at = offsetof(spool::CommBody, ticks); break;
+    case spool::RecordType::kCommEnd: at = offsetof(spool::CommEndBody, ticks); break;
+    case spool::RecordType::kClock: at = offsetof(spool::ClockBody, ticks); break;
+    default: return false;
+  }
+  if (size < at + sizeof(uint64_t)) return false;
+  memcpy(ticks, body + at, sizeof(uint64_t));
+  return true;
+}
 
 }  // namespace exporting
 }  // namespace katrace

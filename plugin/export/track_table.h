@@ -106,9 +106,17 @@ class TrackTable {
   // per slice).
   template <typename NameFn>
   int Place(const TrackKey& key, const Span* spans, size_t n, NameFn&& name) {
-    auto found = tracks_.find(key);
-    if (found == tracks_.end()) found = NewTrack(key, name());
-    return PlaceOn(&found->second, spans, n);
+    // A few dozen tracks take nearly every slice: a direct-mapped cache in front of the map
+    // (whose nodes never move) saves the hash-map walk.
+    size_t h = TrackKeyHash()(key);
+    CacheEntry& c = cache_[h % kCacheSize];
+    if (c.track == nullptr || !(c.key == key)) {
+      auto found = tracks_.find(key);
+      if (found == tracks_.end()) found = NewTrack(key, name());
+      c.key = key;
+      c.track = &found->second;
+    }
+    return PlaceOn(c.track, spans, n);
   }
   template <typename NameFn>
   int Place(const TrackKey& key, uint64_t start, uint64_t end, NameFn&& name) {
@@ -132,8 +140,15 @@ class TrackTable {
   int PlaceOn(Track* track, const Span* spans, size_t n);
   int NewTid(const std::string& name, int sort_index);
 
+  static constexpr size_t kCacheSize = 64;
+  struct CacheEntry {
+    TrackKey key{TrackType::kHost};
+    Track* track = nullptr;
+  };
+
   NewTrackFn on_new_track_;
   Tracks tracks_;
+  CacheEntry cache_[kCacheSize];
   int next_tid_ = 1;
   uint64_t overflow_moves_ = 0;
 };
