@@ -21,6 +21,12 @@ void ExportSummary::AddRow(bool gpu, int category, const char* category_name, st
   auto& index = index_[gpu ? 1 : 0];
   auto& rows = rows_[gpu ? 1 : 0];
   Key key{category, name.data()};
+  uint64_t mix = (reinterpret_cast<uintptr_t>(key.name) ^ static_cast<uint64_t>(category)) * 0x9e3779b97f4a7c15ull;
+  CacheEntry& c = cache_[gpu ? 1 : 0][(mix >> 58) % kCacheSize];
+  if (c.key == key) {
+    rows[c.row].stats.Add(ns);
+    return;
+  }
   auto it = index.find(key);
   if (it == index.end()) {
     Row row;
@@ -28,6 +34,8 @@ void ExportSummary::AddRow(bool gpu, int category, const char* category_name, st
     rows.push_back(std::move(row));
     it = index.emplace(key, rows.size() - 1).first;
   }
+  c.key = key;
+  c.row = it->second;
   rows[it->second].stats.Add(ns);
 }
 

@@ -42,6 +42,14 @@ class ExportSummary {
   };
   void AddRow(bool gpu, int category, const char* category_name, std::string_view name, uint64_t ns);
 
+  // A few dozen (category, name) pairs take every event: a direct-mapped cache in front of the
+  // map saves its walk.
+  static constexpr size_t kCacheSize = 64;
+  struct CacheEntry {
+    Key key{-1, nullptr};
+    size_t row = 0;
+  };
+  CacheEntry cache_[2][kCacheSize];
   std::unordered_map<Key, size_t, KeyHash> index_[2];
   std::vector<Row> rows_[2];  // [0] host, [1] GPU
 };

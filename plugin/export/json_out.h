@@ -147,22 +147,31 @@ class JsonOut {
     }
   }
 
+  // Decimal digits of |v|, then the digits written in place from the last pair backwards.
+  static int DecimalDigits(uint64_t v) {
+    int n = 1;
+    for (;;) {
+      if (v < 10) return n;
+      if (v < 100) return n + 1;
+      if (v < 1000) return n + 2;
+      if (v < 10000) return n + 3;
+      v /= 10000;
+      n += 4;
+    }
+  }
   static char* WriteUint(char* out, uint64_t v) {
-    char tmp[20];
-    char* q = tmp + sizeof(tmp);
+    int n = DecimalDigits(v);
+    char* q = out + n;
     while (v >= 100) {
       q -= 2;
       memcpy(q, kPairs + 2 * (v % 100), 2);
       v /= 100;
     }
     if (v >= 10) {
-      q -= 2;
-      memcpy(q, kPairs + 2 * v, 2);
+      memcpy(q - 2, kPairs + 2 * v, 2);
     } else {
-      *--q = static_cast<char>('0' + v);
+      q[-1] = static_cast<char>('0' + v);
     }
-    size_t n = static_cast<size_t>(tmp + sizeof(tmp) - q);
-    Copy(out, q, n);
     return out + n;
   }
 
