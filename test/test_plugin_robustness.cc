@@ -3,6 +3,7 @@
 // order, a mask changed while running, and many threads at once. None may crash, hang, leak a
 // slot or corrupt another event.
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -236,12 +237,41 @@ TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
 TEST_F(RobustnessTest, FullDiskIsReportedAndTheJobGoesOn) {
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full on this machine";
   setenv("KATRACE_OUTPUT", "/dev/full", 1);
+  std::string tmpdir = getenv("TMPDIR") != nullptr ? getenv("TMPDIR") : "";
+  setenv("TMPDIR", dir_.c_str(), 1);  // a device has no directory to spool in: $TMPDIR is used
   Comm c = InitComm(9, 0, 1);
   for (int i = 0; i < 20000; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(i), 1);
   v6().finalize(c.ctx);
+  if (tmpdir.empty()) unsetenv("TMPDIR"); else setenv("TMPDIR", tmpdir.c_str(), 1);
   bool reported = false;
-  for (const auto& w : CapturedWarnings()) reported |= w.find("No space left on device") != std::string::npos;
+  for (const auto& w : CapturedWarnings()) {
+    if (w.find("No space left on device") == std::string::npos) continue;
+    reported = true;
+    EXPECT_NE(w.find("'/dev/full'"), std::string::npos) << "names the file that exists: " << w;
+    EXPECT_EQ(w.find(".tmp"), std::string::npos) << w;
+  }
   EXPECT_TRUE(reported);
+  EXPECT_EQ(access((dir_ + "/full.kspool").c_str(), F_OK), 0) << "the capture is kept when the trace cannot be written";
+  EXPECT_NE(access("/dev/full.kspool", F_OK), 0) << "nothing is spooled into /dev";
+}
+
+TEST_F(RobustnessTest, DirectoryAsOutputSaysTheWholeTraceIsInTheTemporaryFile) {
+  std::string out = dir_ + "/a-directory.json";
+  ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
+  setenv("KATRACE_OUTPUT", out.c_str(), 1);
+  Comm c = InitComm(13, 0, 1);
+  CollWithChannels(c.ctx, nullptr, 0, 1);
+  v6().finalize(c.ctx);
+  std::string tmp = out + ".tmp." + std::to_string(getpid());
+  bool reported = false;
+  for (const auto& w : CapturedWarnings()) {
+    if (w.find("renaming") == std::string::npos) continue;
+    reported = true;
+    EXPECT_NE(w.find("the complete trace is in '" + tmp + "'"), std::string::npos) << w;
+    EXPECT_EQ(w.find("lost"), std::string::npos) << w;
+  }
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(Footer(ExpectValidTrace(tmp))["events"]["Coll"], 1);
 }
 
 TEST_F(RobustnessTest, BadEnvironmentValuesWarnOnceThroughNcclsLogger) {

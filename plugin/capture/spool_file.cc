@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,15 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
     }
     return false;
   };
+  // A trace written in place (a device such as /dev/stdout, a pipe) has no directory of its own
+  // to spool in: the spool goes to $TMPDIR (or /tmp) under the trace's name.
+  struct stat st;
+  bool in_place = stat(trace_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  if (in_place) {
+    const char* tmp = getenv("TMPDIR");
+    std::string base = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + Basename(trace_path);
+    if (try_dir(base)) return WriteHeader(os_pid, error);
+  }
   if (!try_dir(trace_path)) {
     int first_errno = errno;
     const char* tmp = getenv("TMPDIR");
@@ -64,6 +74,10 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
     *note = "cannot create a spool in '" + Dirname(trace_path) + "' (" + strerror(first_errno) + "); spooling to '" +
             path_ + "' instead";
   }
+  return WriteHeader(os_pid, error);
+}
+
+bool SpoolFile::WriteHeader(int os_pid, std::string* error) {
   spool::FileHeader h{};
   memcpy(h.magic, spool::kFileMagic, sizeof(h.magic));
   h.version = spool::kFormatVersion;

@@ -22,7 +22,8 @@ class SpoolFile {
   SpoolFile& operator=(const SpoolFile&) = delete;
 
   // Creates "<trace_path>.kspool", or a name with the pid (and a counter) when that exists; when
-  // the directory is not writable, the same name in $TMPDIR (or /tmp), and |*note| says so.
+  // the directory is not writable, the same name in $TMPDIR (or /tmp), and |*note| says so. A
+  // trace that is a device or a pipe spools in $TMPDIR.
   // False with |*error| when nothing could be created.
   bool Create(const std::string& trace_path, int os_pid, bool compress, std::string* note, std::string* error);
 
@@ -38,6 +39,7 @@ class SpoolFile {
 
  private:
   bool WriteAll(const uint8_t* data, size_t n, int* err);
+  bool WriteHeader(int os_pid, std::string* error);
 
   int fd_ = -1;
   std::string path_;
