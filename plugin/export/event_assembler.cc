@@ -228,7 +228,6 @@ void EventAssembler::OnStart(const MergedRecord& r) {
   if ((kind == Kind::kColl || kind == Kind::kP2p) && (f & spool::kStartAwaitsKernelCh)) l.expected = e.nchannels;
   l.holds += 1 + l.expected;
   live_.Put(e.id, idx);
-  done_.Prefetch(e.id);
 }
 
 void EventAssembler::OnState(const MergedRecord& r) {

@@ -1,7 +1,9 @@
 #include "plugin/export/exporter.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <algorithm>
 #include <exception>
@@ -104,8 +106,18 @@ class ConsumerThread {
   std::thread thread_;
 };
 
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   ExportReport report;
+  // KATRACE_EXPORT_TIMING=1: one line with the seconds of each phase (for tuning the export).
+  const char* timing_env = getenv("KATRACE_EXPORT_TIMING");
+  const bool timing = timing_env != nullptr && timing_env[0] == '1';
+  double t_begin = Now();
   unsigned hw = std::thread::hardware_concurrency();
   int threads = options.threads > 0 ? options.threads : static_cast<int>(std::min(hw == 0 ? 1u : hw, 4u));
   SpoolFile file;
@@ -134,7 +146,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     report.message = spool_path + ": no trace path (the spool has no Process record naming one); give an output path";
     return report;
   }
+  double t_scanned = Now();
   PlaceGpuClocks(file, threads, &index);
+  double t_placed = Now();
 
   TraceProcess process;
   process.rank = index.process.rank;
@@ -242,6 +256,10 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   layout.Counters(last_ns, totals.drops, totals.drain_seen, totals.drain_lost_overrun, totals.drain_abandoned, true);
   layout.Finish(last_ns, &totals);
   bool committed = sink.Commit();
+  if (timing) {
+    fprintf(stderr, "katrace-export timing: scan %.3f s, gpu placement %.3f s, merge+layout+write %.3f s\n",
+            t_scanned - t_begin, t_placed - t_scanned, Now() - t_placed);
+  }
   const AssemblerCounts& ac = assembler.counts();
   report.ok = committed;
   report.events = ac.events;

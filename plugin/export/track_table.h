@@ -48,7 +48,8 @@ struct TrackKeyHash {
                  (static_cast<uint64_t>(k.send) << 40) | (static_cast<uint64_t>(k.lane) << 32) |
                  (static_cast<uint64_t>(k.context) << 16);
     uint64_t b = (static_cast<uint64_t>(static_cast<uint32_t>(k.peer)) << 32) | k.os_tid;
-    return static_cast<size_t>((a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull >> 7);
+    uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    return static_cast<size_t>(x ^ (x >> 32));  // high bits folded down: the low ones vary little
   }
 };
 
@@ -108,8 +109,9 @@ class TrackTable {
   int Place(const TrackKey& key, const Span* spans, size_t n, NameFn&& name) {
     // A few dozen tracks take nearly every slice: a direct-mapped cache in front of the map
     // (whose nodes never move) saves the hash-map walk.
-    size_t h = TrackKeyHash()(key);
-    CacheEntry& c = cache_[h % kCacheSize];
+    // The top bits of a remix: TrackKeyHash's low bits are the same for every non-host track.
+    uint64_t h = static_cast<uint64_t>(TrackKeyHash()(key)) * 0x9e3779b97f4a7c15ull;
+    CacheEntry& c = cache_[(h >> 56) % kCacheSize];
     if (c.track == nullptr || !(c.key == key)) {
       auto found = tracks_.find(key);
       if (found == tracks_.end()) found = NewTrack(key, name());
@@ -140,7 +142,7 @@ class TrackTable {
   int PlaceOn(Track* track, const Span* spans, size_t n);
   int NewTid(const std::string& name, int sort_index);
 
-  static constexpr size_t kCacheSize = 64;
+  static constexpr size_t kCacheSize = 256;
   struct CacheEntry {
     TrackKey key{TrackType::kHost};
     Track* track = nullptr;
