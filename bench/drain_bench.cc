@@ -68,7 +68,7 @@ void DrainPoll(benchmark::State& state, int mask) {
     state.ResumeTiming();
     drain.Poll();
   }
-  const StepDrainCounters counters = drain.Counters();
+  const DrainCounters counters = drain.Counters();
   state.SetItemsProcessed(int64_t(counters.seen));
   state.counters["lost"] = double(counters.lost_overrun);
   state.counters["abandoned"] = double(counters.abandoned);
@@ -125,7 +125,7 @@ void BM_StepDrain_EmulatedLoss(benchmark::State& state) {
   const int kChannels = int(state.range(1));
   constexpr uint64_t kDefaultSlicePeriodNs = 10000;
   const uint32_t num_steps = uint32_t(20000 * rate_multiplier);
-  StepDrainCounters counters;
+  DrainCounters counters;
   uint64_t written = 0;
   double seconds = 0;
   for (auto _ : state) {

@@ -97,7 +97,7 @@ void ChannelDrain::AbandonAll(KernelStepEmitter* emitter) {
 }
 
 void ChannelDrain::Report(KernelStepEmitter* emitter) {
-  const StepDrainCounters delta = counters_ - reported_;
+  const DrainCounters delta = counters_ - reported_;
   if (!delta.Any()) return;
   reported_ += emitter->Report(channel_, delta);
 }

@@ -16,7 +16,7 @@
 #include "proxy_drain/kernel_step_emitter.h"
 #include "proxy_drain/start_ring_scanner.h"
 #include "proxy_drain/step_drain_config.h"
-#include "proxy_drain/step_drain_counters.h"
+#include "katrace/drain_counters.h"
 #include "proxy_drain/work_registry.h"
 
 namespace katrace {
@@ -34,7 +34,7 @@ class ChannelDrain {
   // Emits a drain report with the counters since the last report, if any changed.
   void Report(KernelStepEmitter* emitter);
 
-  const StepDrainCounters& counters() const { return counters_; }
+  const DrainCounters& counters() const { return counters_; }
   size_t num_open() const { return open_.size(); }
 
  private:
@@ -56,8 +56,8 @@ class ChannelDrain {
   const uint32_t sample_every_;
   StartRingScanner scanner_;
   std::vector<OpenStep> open_;  // emitted, awaiting their stop; in start-visibility order
-  StepDrainCounters counters_;
-  StepDrainCounters reported_;
+  DrainCounters counters_;
+  DrainCounters reported_;
 };
 
 }  // namespace katrace

@@ -1,10 +1,7 @@
 // KernelStep events through the v6 ABI; see kernel_step_emitter.h.
 #include "proxy_drain/kernel_step_emitter.h"
 
-#include <limits.h>
 #include <string.h>
-
-#include <algorithm>
 
 namespace katrace {
 
@@ -35,15 +32,8 @@ void KernelStepEmitter::Stop(void* handle, uint64_t stop_ns) {
   plugin_->stopEvent(handle);
 }
 
-StepDrainCounters KernelStepEmitter::Report(int channel, const StepDrainCounters& delta) {
-  StepDrainCounters carried;
-  if (!Enabled()) return carried;
-  carried.seen = delta.seen;
-  carried.late = delta.late;
-  carried.lost_overrun = std::min<uint64_t>(delta.lost_overrun, UINT32_MAX);
-  carried.abandoned = std::min<uint64_t>(delta.abandoned, UINT32_MAX);
-  carried.sampled_out = std::min<uint64_t>(delta.sampled_out, INT_MAX);
-
+DrainCounters KernelStepEmitter::Report(int channel, const DrainCounters& delta) {
+  if (!Enabled()) return DrainCounters();
   ncclProfilerEventDescr_v6_t descr;
   memset(&descr, 0, sizeof(descr));
   descr.type = ncclProfileKernelStep;
@@ -51,12 +41,7 @@ StepDrainCounters KernelStepEmitter::Report(int channel, const StepDrainCounters
   descr.rank = rank_;
   descr.kernelStep.channelId = uint8_t(channel);
   descr.kernelStep.isSend = ncclProfilerKernelStepReport;
-  descr.kernelStep.startTs = carried.seen;
-  descr.kernelStep.step = uint32_t(carried.lost_overrun);
-  descr.kernelStep.size = uint32_t(carried.abandoned);
-  descr.kernelStep.peer = int(carried.sampled_out);
-  // Not in kernel_step.h's convention yet (proposed there): readyTs = steps late.
-  descr.kernelStep.readyTs = carried.late;
+  const DrainCounters carried = EncodeDrainReport(delta, &descr.kernelStep);
   void* handle = nullptr;
   plugin_->startEvent(context_, &handle, &descr);
   if (handle != nullptr) plugin_->stopEvent(handle);

@@ -14,7 +14,7 @@
 
 #include "katrace/step_record.h"
 #include "nccl_profiler/v6.h"
-#include "proxy_drain/step_drain_counters.h"
+#include "katrace/drain_counters.h"
 
 namespace katrace {
 
@@ -40,7 +40,7 @@ class KernelStepEmitter {
   // Emits one drain report for |channel| (see nccl_profiler/kernel_step.h) and returns what it
   // carried: each field saturates at its ABI width, so the caller keeps the remainder for the next
   // report. Returns zeros and emits nothing when disabled.
-  StepDrainCounters Report(int channel, const StepDrainCounters& delta);
+  DrainCounters Report(int channel, const DrainCounters& delta);
 
  private:
   const ncclProfiler_v6_t* plugin_;

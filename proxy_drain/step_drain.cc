@@ -67,14 +67,14 @@ void StepDrain::Close() {
   Report();
 }
 
-StepDrainCounters StepDrain::Counters() const {
-  StepDrainCounters total;
+DrainCounters StepDrain::Counters() const {
+  DrainCounters total;
   for (const ChannelDrain& channel : channels_) total += channel.counters();
   return total;
 }
 
-StepDrainCounters StepDrain::ChannelCounters(int channel) const {
-  if (channel < 0 || channel >= num_channels()) return StepDrainCounters();
+DrainCounters StepDrain::ChannelCounters(int channel) const {
+  if (channel < 0 || channel >= num_channels()) return DrainCounters();
   return channels_[channel].counters();
 }
 

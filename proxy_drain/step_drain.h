@@ -8,8 +8,8 @@
 //
 // Abandoned steps: their KernelStepStop state carries pTimer == 0 (kKernelStepAbandonedStopNs).
 // Drain reports: a KernelStep start with parentObj NULL and isSend == ncclProfilerKernelStepReport
-// carrying a channel's counters since its previous report (nccl_profiler/kernel_step.h; readyTs
-// carries `late`), then stopEvent; every report_every_polls polls and from Flush/Close.
+// carrying a channel's counters since its previous report (encoded by katrace/drain_counters.h),
+// then stopEvent; every report_every_polls polls and from Flush/Close.
 //
 // Thread safety: RegisterWork may be called from any thread. Everything else, and every plugin
 // callback the drain makes, happens on the one thread that polls.
@@ -26,7 +26,7 @@
 #include "proxy_drain/channel_drain.h"
 #include "proxy_drain/kernel_step_emitter.h"
 #include "proxy_drain/step_drain_config.h"
-#include "proxy_drain/step_drain_counters.h"
+#include "katrace/drain_counters.h"
 #include "proxy_drain/work_registry.h"
 
 namespace katrace {
@@ -55,8 +55,8 @@ class StepDrain {
   // Poll, abandon every open step, then report: the drain's end.
   void Close();
 
-  StepDrainCounters Counters() const;
-  StepDrainCounters ChannelCounters(int channel) const;
+  DrainCounters Counters() const;
+  DrainCounters ChannelCounters(int channel) const;
   size_t num_open_steps() const;
   int num_channels() const { return int(channels_.size()); }
 

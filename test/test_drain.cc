@@ -2,14 +2,18 @@
 // emitted once with the right parent and fields, stop pairing, abandonment, overrun accounting,
 // reports, the activation mask, and late steps after RetireWork. Runs under ThreadSanitizer.
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "katrace/drain_counters.h"
 #include "katrace/step_ring.h"
 #include "katrace/step_stamper.h"
 #include "nccl_profiler/v6.h"
@@ -194,7 +198,7 @@ TEST_F(StepDrainTest, EveryStepEmittedOnceWithItsParentAndFields) {
   const uint64_t after_ns = RealtimeStepClock::NowNs();
 
   const uint64_t total = kChannels * 3 * kSteps * roles.size();
-  const StepDrainCounters counters = drain.Counters();
+  const DrainCounters counters = drain.Counters();
   EXPECT_EQ(counters.seen, total);
   EXPECT_EQ(counters.lost_overrun, 0u);
   EXPECT_EQ(counters.abandoned, 0u);
@@ -280,7 +284,7 @@ TEST_F(StepDrainTest, StartOverrunCountsExactlyTheOverwrittenRecords) {
   drain.RegisterWork(0, true, 2, Parent(0, true, 2));
   for (uint64_t seq = 0; seq < 100; ++seq) WriteStep(ring, seq, 2, uint32_t(seq));
   drain.Poll();
-  StepDrainCounters counters = drain.Counters();
+  DrainCounters counters = drain.Counters();
   EXPECT_EQ(counters.lost_overrun, 84u);
   EXPECT_EQ(counters.seen, 16u);
   ASSERT_EQ(plugin_.Steps().size(), 16u);
@@ -349,7 +353,7 @@ TEST_F(StepDrainTest, ReportsCarryTheCountersSinceThePreviousReport) {
   for (uint64_t seq = 0; seq < 100; ++seq) WriteStep(ring, seq, 9, uint32_t(seq * 4), seq != 90);
   WriteStep(ring, 100, 77, 0);
   drain.Flush();
-  const StepDrainCounters counters = drain.ChannelCounters(1);
+  const DrainCounters counters = drain.ChannelCounters(1);
   EXPECT_EQ(counters.seen, 16u);
   EXPECT_EQ(counters.lost_overrun, 85u);
   EXPECT_EQ(counters.abandoned, 1u);     // seq 90: no stop, 10 later starts, lag 4
@@ -362,11 +366,10 @@ TEST_F(StepDrainTest, ReportsCarryTheCountersSinceThePreviousReport) {
   EXPECT_EQ(report.descr.parentObj, nullptr);
   EXPECT_EQ(report.descr.rank, 5);
   EXPECT_EQ(report.descr.kernelStep.channelId, 1);
-  EXPECT_EQ(report.descr.kernelStep.startTs, 16u);
-  EXPECT_EQ(report.descr.kernelStep.step, 85u);
-  EXPECT_EQ(report.descr.kernelStep.size, 1u);
-  EXPECT_EQ(report.descr.kernelStep.peer, 45);
-  EXPECT_EQ(report.descr.kernelStep.readyTs, 1u);
+  const DrainCounters reported = DecodeDrainReport(report.descr.kernelStep);
+  for (const DrainCounterField& f : kDrainCounterFields) {
+    EXPECT_EQ(reported.*f.member, counters.*f.member) << f.name;
+  }
   EXPECT_EQ(report.num_states, 0);
   EXPECT_EQ(report.num_stops, 1);
   // Nothing new: no report. Something new: a report with only the difference.
@@ -375,9 +378,42 @@ TEST_F(StepDrainTest, ReportsCarryTheCountersSinceThePreviousReport) {
   WriteStep(ring, 101, 77, 0);
   drain.Flush();
   ASSERT_EQ(plugin_.Reports().size(), 2u);
-  EXPECT_EQ(plugin_.Reports()[1]->descr.kernelStep.startTs, 1u);
-  EXPECT_EQ(plugin_.Reports()[1]->descr.kernelStep.readyTs, 1u);
-  EXPECT_EQ(plugin_.Reports()[1]->descr.kernelStep.step, 0u);
+  const DrainCounters second = DecodeDrainReport(plugin_.Reports()[1]->descr.kernelStep);
+  EXPECT_EQ(second.seen, 1u);
+  EXPECT_EQ(second.late, 1u);
+  EXPECT_EQ(second.lost_overrun, 0u);
+}
+
+// The report's wire format, pinned here once (the ABI NCCL-side readers rely on): each counter in
+// its descriptor field, saturating at that field's width, and decoded back unchanged.
+TEST(DrainReportEncoding, EachCounterHasItsFieldAndSaturates) {
+  DrainCounters delta;
+  delta.seen = 16;
+  delta.lost_overrun = 85;
+  delta.abandoned = 1;
+  delta.sampled_out = 45;
+  delta.late = 2;
+  ncclProfilerKernelStepDescr_t d;
+  memset(&d, 0, sizeof(d));
+  DrainCounters carried = EncodeDrainReport(delta, &d);
+  EXPECT_EQ(d.startTs, 16u);
+  EXPECT_EQ(d.step, 85u);
+  EXPECT_EQ(d.size, 1u);
+  EXPECT_EQ(d.peer, 45);
+  EXPECT_EQ(d.readyTs, 2u);
+  const DrainCounters decoded = DecodeDrainReport(d);
+  for (const DrainCounterField& f : kDrainCounterFields) {
+    EXPECT_EQ(carried.*f.member, delta.*f.member) << f.name;
+    EXPECT_EQ(decoded.*f.member, delta.*f.member) << f.name;
+  }
+  for (const DrainCounterField& f : kDrainCounterFields) delta.*f.member = uint64_t{1} << 40;
+  carried = EncodeDrainReport(delta, &d);
+  for (const DrainCounterField& f : kDrainCounterFields) {
+    EXPECT_EQ(carried.*f.member, std::min(delta.*f.member, f.report_max)) << f.name;
+    EXPECT_EQ(DecodeDrainReport(d).*f.member, carried.*f.member) << f.name;
+  }
+  EXPECT_EQ(d.peer, INT_MAX);
+  EXPECT_EQ(d.step, UINT32_MAX);
 }
 
 TEST_F(StepDrainTest, ReportsComeEveryNPolls) {
@@ -560,7 +596,7 @@ TEST_F(StepDrainTest, EmulatedSamplingAndLostCompletionsEndToEnd) {
   while (!writer.Done()) drain.Poll();
   writer.Join();
   drain.Close();
-  const StepDrainCounters counters = drain.Counters();
+  const DrainCounters counters = drain.Counters();
   EXPECT_EQ(counters.seen, 2u * 10 * 4);
   EXPECT_EQ(counters.sampled_out, 2u * 10 * 9);
   EXPECT_EQ(counters.abandoned, writer.num_starts_written() - writer.num_stops_written());

@@ -19,6 +19,7 @@
 
 #include "test/support/plugin_harness.h"
 #include "test/support/subprocess.h"
+#include "katrace/drain_counters.h"
 #include "test/support/trace_validation.h"
 #include "tools/sim/kernel_step_rank.h"
 #include "tools/sim/sim_options.h"
@@ -214,8 +215,8 @@ class SimKernelStepTest : public ::testing::Test {
     for (const std::string& p : check.problems) ADD_FAILURE() << p;
     const json& footer = katrace_test::Footer(trace);
     const json& drain = footer.at("drain");
-    for (const char* key : {"seen", "lost_overrun", "abandoned", "sampled_out", "late"}) {
-      EXPECT_EQ(drain.at(key).get<uint64_t>(), drain_[key]) << key << "\n" << report_;
+    for (const katrace::DrainCounterField& f : katrace::kDrainCounterFields) {
+      EXPECT_EQ(drain.at(f.name).get<uint64_t>(), drain_[f.name]) << f.name << "\n" << report_;
     }
     EXPECT_EQ(footer["events"]["KernelStep"].get<uint64_t>(), check.slices);
     EXPECT_EQ(footer["drops"]["KernelStep"].get<uint64_t>(), 0u);

@@ -32,9 +32,9 @@ enum { ncclProfilerKernelStepStop = KATRACE_KERNEL_STEP_STOP_STATE };
 
 // A drain report is a KernelStep start with parentObj NULL and isSend == ncclProfilerKernelStepReport,
 // stopped right away. It carries the drain's loss counters for one channel since the previous
-// report, so they reach the trace through the ABI alone: channelId = channel, startTs = records
-// seen, step = records lost to ring overrun, size = starts abandoned (stop never came),
-// peer = steps left out on purpose (sampling, or the KernelStep bit off in the mask), readyTs = steps that arrived after their work was retired.
+// report, so they reach the trace through the ABI alone: channelId = channel, and each counter in
+// the descriptor field that kDrainCounterFields (katrace/drain_counters.h) assigns it; that table
+// is the encoding's one definition (EncodeDrainReport / DecodeDrainReport).
 // An abandoned step's stop state carries pTimer = 0.
 enum { ncclProfilerKernelStepReport = 0xFF };
 

@@ -1,6 +1,7 @@
 // Metadata, header and footer rules (see metadata_rules.h).
 #include "tools/check/metadata_rules.h"
 
+#include "katrace/drain_counters.h"
 #include "tools/common/plural.h"
 
 namespace katrace::tools {
@@ -11,7 +12,6 @@ const char* const kFooterOptional[] = {"late_children", "gpu_offset_ns", "gpu_of
                                        "gpu_offset_samples"};
 // The spool's size and where it stops: integers; clean_end is the one boolean.
 const char* const kSpoolCounters[] = {"blocks", "bytes", "cut_offset"};
-const char* const kDrainCounters[] = {"seen", "lost_overrun", "abandoned", "sampled_out"};
 
 }  // namespace
 
@@ -226,9 +226,12 @@ void MetadataRules::CheckFooter() {
     }
     const Json* drain = require_object("drain");
     if (drain != nullptr) {
-      for (const char* key : kDrainCounters) {
-        if (Field(*drain, key) == nullptr) {
-          diag_->Error("footer", 0, std::string("footer 'drain' lacks '") + key + "'");
+      for (const DrainCounterField& counter : kDrainCounterFields) {
+        // `late` came with the spool: traces from before it lack it and are still whole.
+        const bool optional = std::string(counter.name) == "late";
+        if (Field(*drain, counter.name) == nullptr) {
+          diag_->Report(optional ? Severity::kWarning : Severity::kError, "footer", 0,
+                        std::string("footer 'drain' lacks '") + counter.name + "'");
         }
       }
       int64_t lost = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "katrace/drain_counters.h"
 #include "tools/common/json_fields.h"
 #include "tools/common/output_file.h"
 
@@ -45,12 +46,22 @@ class Writer {
           "\"strings_unnamed\":0,"
           "\"gpu_offset_ns\":" + Num(o_.gpu_offset_ns) +
           ",\"gpu_offset_error_ns\":250,\"gpu_offset_samples\":" + Num(o_.num_colls) +
-          ",\"drain\":{\"seen\":" + Num(counts_["KernelStep"]) +
-          ",\"lost_overrun\":0,\"abandoned\":0,\"sampled_out\":0,\"late\":0},"
+          ",\"drain\":" + DrainObject() + ","
           "\"spool\":{\"blocks\":1,\"bytes\":4096,\"clean_end\":true,\"cut_offset\":0}}}}\n");
   }
 
  private:
+  // Every KernelStep was read and emitted: seen is their count, the other counters are 0.
+  std::string DrainObject() {
+    DrainCounters drain;
+    drain.seen = counts_["KernelStep"];
+    std::string out;
+    for (const DrainCounterField& f : kDrainCounterFields) {
+      out += (out.empty() ? "{\"" : ",\"") + std::string(f.name) + "\":" + std::to_string(drain.*f.member);
+    }
+    return out + "}";
+  }
+
   std::string HeaderKeys() const {
     return "\"format\":\"katrace-trace\",\"version\":1,\"rank\":" + Num(o_.rank) +
            ",\"host\":\"" + o_.host + "\",\"os_pid\":" + Num(o_.os_pid) +

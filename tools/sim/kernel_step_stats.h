@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "proxy_drain/step_drain_counters.h"
+#include "katrace/drain_counters.h"
 
 namespace katrace::sim {
 
@@ -27,7 +27,7 @@ struct KernelStepStats {
   // Works whose window was stretched because slices on their channel ran past it.
   uint64_t stretched_works = 0;
   uint64_t reports = 0;  // drain reports delivered to the plugin
-  katrace::StepDrainCounters drain;
+  katrace::DrainCounters drain;
 
   void Add(const KernelStepStats& other) {
     works += other.works;

@@ -65,10 +65,9 @@ void PrintKernelSteps(const SimConfig& config, const SimResult& result, std::FIL
                    : 0.0,
                t.stretched_works);
   std::fprintf(out, "    drain  ");
-#define KATRACE_SIM_PRINT_DRAIN(name, description) \
-  std::fprintf(out, "  %s %" PRIu64, #name, t.drain.name);
-  KATRACE_STEP_DRAIN_COUNTERS(KATRACE_SIM_PRINT_DRAIN)
-#undef KATRACE_SIM_PRINT_DRAIN
+  for (const katrace::DrainCounterField& f : katrace::kDrainCounterFields) {
+    std::fprintf(out, "  %s %" PRIu64, f.name, t.drain.*f.member);
+  }
   std::fprintf(out, "  reports %" PRIu64 "\n", t.reports);
 }
 
