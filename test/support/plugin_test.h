@@ -3,6 +3,7 @@
 #ifndef KATRACE_TEST_SUPPORT_PLUGIN_TEST_H_
 #define KATRACE_TEST_SUPPORT_PLUGIN_TEST_H_
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -21,6 +22,18 @@ inline int kDefaultMaskForTest() {
   return ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch | ncclProfileColl |
          ncclProfileP2p | ncclProfileProxyOp | ncclProfileKernelCh | ncclProfileKernelStep;
 }
+
+// KATRACE_TEST_SCALE (0 < scale <= 1; test/run_tests.sh sets 0.1 for sanitizer builds) shrinks
+// the long tests: |n| scaled, but never below |floor|.
+inline uint64_t TestScaled(uint64_t n, uint64_t floor) {
+  const char* text = getenv("KATRACE_TEST_SCALE");
+  const double scale = text == nullptr ? 1.0 : atof(text);
+  if (!(scale > 0 && scale < 1)) return n;
+  const uint64_t scaled = static_cast<uint64_t>(static_cast<double>(n) * scale);
+  return scaled < floor ? floor : scaled;
+}
+// Scaled runs are the sanitizer builds, whose shadow memory makes RSS bounds meaningless.
+inline bool ScaledRun() { return TestScaled(10, 1) < 10; }
 
 class PluginTest : public ::testing::Test {
  protected:
