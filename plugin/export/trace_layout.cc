@@ -49,7 +49,12 @@ int TraceLayout::Place(const TrackKey& key, uint64_t start, uint64_t end, const 
 
 void TraceLayout::Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
                        size_t n) {
-  enc_->Slice(SliceEvent{name, cat, tid, Rel(start), Dur(start, stop), args, n});
+  int64_t ts = Rel(start), dur = Dur(start, stop);
+  // Garbage ticks or stamps can put a slice's end past 2^62 ns (146 years) from the base, where
+  // ts + dur no longer fits a signed 64-bit ns count in readers; such an end is cut there.
+  constexpr int64_t kMaxEnd = int64_t{1} << 62;
+  if (dur > 0 && ts >= 0 && dur > kMaxEnd - ts) dur = ts >= kMaxEnd ? 0 : kMaxEnd - ts;
+  enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n});
 }
 
 size_t TraceLayout::CommonArgs(const AssembledEvent& e, Arg* a) const {
