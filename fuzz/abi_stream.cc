@@ -67,10 +67,15 @@ auto AsIntState(ncclResult_t (*fn)(void*, ncclProfilerEventState_t, Args*)) {
   return reinterpret_cast<ncclResult_t (*)(void*, int, Args*)>(fn);
 }
 
+// NCCL's activation mask: one process-global int whose address every init receives and which
+// the plugin may keep and read for as long as the process lives (as NCCL's own
+// ncclProfilerEventMask). A per-communicator copy here would hand the plugin a pointer into a
+// temporary.
+int g_event_mask = 0;
+
 struct Comm {
   int version = 6;
   void* context = nullptr;
-  int mask = 0;
   std::vector<void*> handles;  // non-NULL results of startEvent
 };
 
@@ -122,7 +127,9 @@ class Stream {
         (c.version == 4 && g_v4 == nullptr)) {
       return;
     }
-    c.mask = static_cast<int>(in_.Number());
+    // The input sets the shared mask before each init, as a caller may (NCCL leaves it as the
+    // last init wrote it).
+    g_event_mask = static_cast<int>(in_.Number());
     const uint64_t comm_id = in_.U64();
     const char* name = in_.Str();
     const int nnodes = static_cast<int>(in_.Number());
@@ -130,11 +137,11 @@ class Stream {
     const int rank = static_cast<int>(in_.Number());
     ncclResult_t r;
     if (c.version == 6) {
-      r = g_v6->init(&c.context, comm_id, &c.mask, name, nnodes, nranks, rank, QuietLogger);
+      r = g_v6->init(&c.context, comm_id, &g_event_mask, name, nnodes, nranks, rank, QuietLogger);
     } else if (c.version == 5) {
-      r = g_v5->init(&c.context, comm_id, &c.mask, name, nnodes, nranks, rank, QuietLogger);
+      r = g_v5->init(&c.context, comm_id, &g_event_mask, name, nnodes, nranks, rank, QuietLogger);
     } else {
-      r = g_v4->init(&c.context, &c.mask, name, comm_id, nnodes, nranks, rank, QuietLogger);
+      r = g_v4->init(&c.context, &g_event_mask, name, comm_id, nnodes, nranks, rank, QuietLogger);
     }
     // A failed init leaves no context to finalize; a NULL one is still called, as NCCL would.
     if (r == ncclSuccess) comms_.push_back(c);
