@@ -53,7 +53,7 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
   const uint8_t* body;
   size_t n;
   while (cursor.Next(&h, &body, &n)) {
-    uint64_t ticks;
+    uint64_t ticks = 0;  // set by RecordTicks for every record that has them
     if (RecordTicks(h, body, n, &ticks)) {
       if (!out->has_ticks) out->first_tick = ticks;
       out->has_ticks = true;

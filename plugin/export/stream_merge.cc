@@ -87,7 +87,7 @@ bool StreamMerge::Advance(Stream* s) {
       const uint8_t* body;
       size_t n;
       if (s->cursor.Next(&h, &body, &n)) {
-        uint64_t ticks;
+        uint64_t ticks = 0;
         if (RecordTicks(h, body, n, &ticks) && ticks > s->carry) s->carry = ticks;
         s->head = MergedRecord{h, body, n, s->carry, s->id, s->os_tid};
         s->rank = TypeRank(h.type);
