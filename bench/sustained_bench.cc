@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -41,6 +44,38 @@ struct Result {
   double ns_per_coll;
   double finalize_ms;
 };
+
+// The count of |kind| in the footer object |object| ("events" or "drops") near the end of a
+// katrace trace; -1 when absent.
+long long FooterCount(const std::string& tail, const std::string& object, const std::string& kind) {
+  size_t at = tail.rfind("\"" + object + "\":{");
+  if (at == std::string::npos) return -1;
+  size_t end = tail.find('}', at);
+  size_t k = tail.find("\"" + kind + "\":", at);
+  if (k == std::string::npos || k > end) return -1;
+  return atoll(tail.c_str() + k + kind.size() + 3);
+}
+
+// katrace writes its trace at finalize: check that it holds every Coll and KernelCh and lost none.
+void ReportTrace(uint64_t collectives) {
+  const char* path = getenv("KATRACE_OUTPUT");
+  FILE* f = path != nullptr ? fopen(path, "rb") : nullptr;
+  if (f == nullptr) return;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  long from = size > 65536 ? size - 65536 : 0;
+  fseek(f, from, SEEK_SET);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  size_t got = fread(&tail[0], 1, tail.size(), f);
+  fclose(f);
+  tail.resize(got);
+  long long drops = 0;
+  for (const char* kind : {"Coll", "KernelCh", "GroupApi", "CollApi", "Group"}) drops += std::max(0LL, FooterCount(tail, "drops", kind));
+  printf("  trace %s: Coll %lld, KernelCh %lld (of %llu each), GroupApi %lld, CollApi %lld, Group %lld, lost %lld\n", path,
+         FooterCount(tail, "events", "Coll"), FooterCount(tail, "events", "KernelCh"),
+         static_cast<unsigned long long>(collectives), FooterCount(tail, "events", "GroupApi"),
+         FooterCount(tail, "events", "CollApi"), FooterCount(tail, "events", "Group"), drops);
+}
 
 bool Run(const char* path, uint64_t collectives, Result* out) {
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -119,6 +154,8 @@ int main(int argc, char** argv) {
     Result r{};
     if (!Run(argv[i], n, &r)) return 1;
     printf("%-48s %10.1f ns/collective (13 callbacks)   finalize %8.1f ms\n", argv[i], r.ns_per_coll, r.finalize_ms);
+    ReportTrace(n);
+    if (const char* path = getenv("KATRACE_OUTPUT")) unlink(path);
     results.push_back(r);
   }
   for (size_t i = 1; i < results.size(); ++i) {
