@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "katrace/drain_counters.h"
 #include "katrace/spool_format.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
@@ -86,7 +87,7 @@ struct Session {
   int* nccl_mask = nullptr;  // NCCL's process-global activation mask (it re-reads it per operation)
   std::atomic<int> config_mask{0};
   std::atomic<bool> drop_warned[kKindCount] = {};
-  std::atomic<uint64_t> drain_seen{0}, drain_lost{0}, drain_abandoned{0}, drain_sampled_out{0}, drain_late{0};
+  std::atomic<uint64_t> drain[kDrainCounterCount] = {};  // kDrainCounterFields order
   CaptureCounters counters;
   StringTable strings;
   AppendPolicy policy;
@@ -260,11 +261,10 @@ uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj,
 }
 
 void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
-  s->drain_seen.fetch_add(d.startTs, std::memory_order_relaxed);
-  s->drain_lost.fetch_add(d.step, std::memory_order_relaxed);
-  s->drain_abandoned.fetch_add(d.size, std::memory_order_relaxed);
-  s->drain_sampled_out.fetch_add(static_cast<uint32_t>(d.peer), std::memory_order_relaxed);
-  s->drain_late.fetch_add(d.readyTs, std::memory_order_relaxed);
+  const DrainCounters report = DecodeDrainReport(d);
+  for (int i = 0; i < kDrainCounterCount; ++i) {
+    s->drain[i].fetch_add(report.*kDrainCounterFields[i].member, std::memory_order_relaxed);
+  }
 }
 
 // Children copy facts from these parents (func, channel, peer, direction), so they keep a slot
@@ -302,11 +302,9 @@ void FillCounters(Session* s, spool::CountersBody* c) {
     c->dropped[k] = s->counters.dropped[k].load(std::memory_order_relaxed);
   }
   c->waits = s->counters.waits.load(std::memory_order_relaxed);
-  c->drain_seen = s->drain_seen.load(std::memory_order_relaxed);
-  c->drain_lost_overrun = s->drain_lost.load(std::memory_order_relaxed);
-  c->drain_abandoned = s->drain_abandoned.load(std::memory_order_relaxed);
-  c->drain_sampled_out = s->drain_sampled_out.load(std::memory_order_relaxed);
-  c->drain_late = s->drain_late.load(std::memory_order_relaxed);
+  for (int i = 0; i < kDrainCounterCount; ++i) {
+    c->drain.*kDrainCounterFields[i].member = s->drain[i].load(std::memory_order_relaxed);
+  }
   c->strings_unnamed = s->strings.unnamed();
 }
 

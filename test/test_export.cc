@@ -681,8 +681,8 @@ TEST_F(ExportTest, CountersGiveDropsWaitsAndDrain) {
   spool::CountersBody c{};
   c.dropped[static_cast<int>(Kind::kProxyStep)] = 3;
   c.waits = 2;
-  c.drain_seen = 10;
-  c.drain_lost_overrun = 1;
+  c.drain.seen = 10;
+  c.drain.lost_overrun = 1;
   s->Counters(c);
   s->Stop(0, Kind::kColl, 1, 1, t + 10);
   c.dropped[static_cast<int>(Kind::kColl)] = 4;

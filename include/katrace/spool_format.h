@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "katrace/drain_counters.h"
+
 namespace katrace {
 namespace spool {
 
@@ -228,10 +230,12 @@ constexpr int kCounterKinds = 16;
 struct CountersBody {
   uint64_t dropped[kCounterKinds];  // events lost per kind: pool full, or buffers full (drop mode)
   uint64_t waits;                   // callbacks that waited for buffer space (wait mode)
-  uint64_t drain_seen, drain_lost_overrun, drain_abandoned, drain_sampled_out, drain_late;
+  DrainCounters drain;              // the KernelStep drain's counters, in kDrainCounterFields order
   uint64_t strings_unnamed;         // strings not interned (table full)
   uint64_t io_errors;
 };
+
+static_assert(offsetof(CountersBody, drain) == 136, "spool counters layout");
 
 constexpr uint16_t RecordSize(size_t body_bytes) {
   return static_cast<uint16_t>((sizeof(RecordHeader) + body_bytes + 7) & ~size_t{7});

@@ -112,9 +112,10 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   buf_.Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);
   buf_.Raw(",\"gpu_offset_ns\":").Int(t.gpu_offset_ns).Raw(",\"gpu_offset_error_ns\":").Int(t.gpu_offset_error_ns);
   buf_.Raw(",\"gpu_offset_samples\":").Uint(t.gpu_offset_samples);
-  buf_.Raw(",\n\"drain\":{\"seen\":").Uint(t.drain_seen).Raw(",\"lost_overrun\":").Uint(t.drain_lost_overrun);
-  buf_.Raw(",\"abandoned\":").Uint(t.drain_abandoned).Raw(",\"sampled_out\":").Uint(t.drain_sampled_out);
-  buf_.Raw(",\"late\":").Uint(t.drain_late);
+  buf_.Raw(",\n\"drain\":{");
+  for (int i = 0; i < kDrainCounterCount; ++i) {
+    buf_.Raw(i ? "," : "").Key(kDrainCounterFields[i].name).Uint(t.drain.*kDrainCounterFields[i].member);
+  }
   buf_.Raw("},\n\"spool\":{\"blocks\":").Uint(t.spool_blocks).Raw(",\"bytes\":").Uint(t.spool_bytes);
   buf_.Raw(",\"clean_end\":").Raw(t.clean_end ? "true" : "false").Raw(",\"cut_offset\":").Uint(t.cut_offset);
   buf_.Raw("},\n\"communicators\":[");

@@ -87,10 +87,12 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
           std::to_string(t.incomplete) + " incomplete, " + std::to_string(t.overflow_moves) +
           " moved to overflow tracks";
   if (t.waits != 0) text += ", " + std::to_string(t.waits) + " waits for buffer space";
-  if (t.drain_seen != 0 || t.drain_lost_overrun != 0) {
-    text += "; KernelStep drain: " + std::to_string(t.drain_seen) + " seen, " + std::to_string(t.drain_lost_overrun) +
-            " lost to overrun, " + std::to_string(t.drain_abandoned) + " abandoned, " +
-            std::to_string(t.drain_sampled_out) + " sampled out, " + std::to_string(t.drain_late) + " late";
+  if (t.drain.Any()) {
+    text += "; KernelStep drain:";
+    for (int i = 0; i < kDrainCounterCount; ++i) {
+      text += std::string(i ? ", " : " ") + std::to_string(t.drain.*kDrainCounterFields[i].member) + " " +
+              kDrainCounterFields[i].name;
+    }
   }
   text += "\n";
   if (!spool_line.empty()) text += spool_line + "\n";

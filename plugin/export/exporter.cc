@@ -50,11 +50,7 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
   t->waits = c.waits;
   t->io_errors = c.io_errors + sink_io_errors;
   t->strings_unnamed = c.strings_unnamed;
-  t->drain_seen = c.drain_seen;
-  t->drain_lost_overrun = c.drain_lost_overrun;
-  t->drain_abandoned = c.drain_abandoned;
-  t->drain_sampled_out = c.drain_sampled_out;
-  t->drain_late = c.drain_late;
+  t->drain = c.drain;
   // The placement of the first communicator that saw GPU stamps, and how far any
   // communicator's placement lies from its best observation.
   bool any = false;
@@ -176,7 +172,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     for (size_t i = 0; i <= b.events.size(); ++i) {
       for (; s < b.samples.size() && b.samples[s].before == i; ++s) {
         const spool::CountersBody& c = b.samples[s].counters;
-        layout.Counters(b.samples[s].host_ns, c.dropped, c.drain_seen, c.drain_lost_overrun, c.drain_abandoned, false);
+        layout.Counters(b.samples[s].host_ns, c.dropped, c.drain, false);
       }
       if (i == b.events.size()) break;
       layout.Add(b.events[i]);
@@ -253,7 +249,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
 
   TraceTotals totals;
   FillTotals(index, sink.io_errors(), &totals);
-  layout.Counters(last_ns, totals.drops, totals.drain_seen, totals.drain_lost_overrun, totals.drain_abandoned, true);
+  layout.Counters(last_ns, totals.drops, totals.drain, true);
   layout.Finish(last_ns, &totals);
   bool committed = sink.Commit();
   if (timing) {

@@ -177,11 +177,7 @@ bool ApplyMeta(const MetaRecord& m, SpoolIndex* index, std::vector<CommEndMark>*
       spool::CountersBody& t = index->counters;
       for (int k = 0; k < spool::kCounterKinds; ++k) t.dropped[k] = std::max(t.dropped[k], c.dropped[k]);
       t.waits = std::max(t.waits, c.waits);
-      t.drain_seen = std::max(t.drain_seen, c.drain_seen);
-      t.drain_lost_overrun = std::max(t.drain_lost_overrun, c.drain_lost_overrun);
-      t.drain_abandoned = std::max(t.drain_abandoned, c.drain_abandoned);
-      t.drain_sampled_out = std::max(t.drain_sampled_out, c.drain_sampled_out);
-      t.drain_late = std::max(t.drain_late, c.drain_late);
+      for (const DrainCounterField& f : kDrainCounterFields) t.drain.*f.member = std::max(t.drain.*f.member, c.drain.*f.member);
       t.strings_unnamed = std::max(t.strings_unnamed, c.strings_unnamed);
       t.io_errors = std::max(t.io_errors, c.io_errors);
       index->has_counters = true;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "katrace/drain_counters.h"
 #include "katrace/event_kinds.h"
 
 namespace katrace {
@@ -78,7 +79,7 @@ struct TraceTotals {
   uint64_t strings_unnamed = 0;
   int64_t gpu_offset_ns = 0, gpu_offset_error_ns = 0;
   uint64_t gpu_offset_samples = 0;
-  uint64_t drain_seen = 0, drain_lost_overrun = 0, drain_abandoned = 0, drain_sampled_out = 0, drain_late = 0;
+  DrainCounters drain;
   std::vector<FooterComm> comms;
   uint64_t spool_blocks = 0, spool_bytes = 0, cut_offset = 0;
   bool clean_end = false;

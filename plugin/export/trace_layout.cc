@@ -274,8 +274,7 @@ void TraceLayout::KernelStep(const AssembledEvent& e) {
   if (has_transfer) Emit(IsSend(e) ? "Send transfer" : "Recv transfer", "KernelStepTransfer", tid, ready, stop, &ks, 1);
 }
 
-void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], uint64_t drain_seen,
-                           uint64_t drain_lost_overrun, uint64_t drain_abandoned, bool force) {
+void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force) {
   uint64_t total = 0;
   for (int k = 0; k < kKindCount; ++k) total += drops[k];
   if (force || total != last_drops_total_) {
@@ -288,10 +287,10 @@ void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], u
     }
     enc_->Counter("katrace drops", Rel(host_ns), a, n);
   }
-  uint64_t lost = drain_lost_overrun + drain_abandoned;
-  if ((force && drain_seen != 0) || lost != last_drain_lost_) {
+  uint64_t lost = drain.lost_overrun + drain.abandoned;
+  if ((force && drain.seen != 0) || lost != last_drain_lost_) {
     last_drain_lost_ = lost;
-    Arg a[2] = {Arg::Uint("lost_overrun", drain_lost_overrun), Arg::Uint("abandoned", drain_abandoned)};
+    Arg a[2] = {Arg::Uint("lost_overrun", drain.lost_overrun), Arg::Uint("abandoned", drain.abandoned)};
     enc_->Counter("katrace drain", Rel(host_ns), a, 2);
   }
 }

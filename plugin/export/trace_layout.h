@@ -24,8 +24,7 @@ class TraceLayout {
   void Add(const AssembledEvent& e);
   // A counter sample at |host_ns|: written when the drop total or the drain losses changed, or
   // always when |force| (the closing sample).
-  void Counters(uint64_t host_ns, const uint64_t drops[kKindCount], uint64_t drain_seen, uint64_t drain_lost_overrun,
-                uint64_t drain_abandoned, bool force);
+  void Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force);
 
   // Fills what the layout counted (events, incomplete, late, overflow moves, GPU samples) into
   // |totals| and closes the trace.
