@@ -106,7 +106,7 @@ asan-bins:
 	+$(ASAN_MAKE) test-bins
 
 # The demo's README points at the trace tools: they are built with it.
-demo: $(KATRACE_CHECK_BIN) $(KATRACE_MERGE_BIN) $(KATRACE_STATS_BIN)
+demo: $(KATRACE_CHECK_BIN) $(KATRACE_MERGE_BIN) $(KATRACE_STATS_BIN) $(KATRACE_EXPORT_BIN)
 
 # The sanitizer builds skip nvcc, so their test lists lack the GPU-only suite. The three builds
 # are prerequisites, so that under -j they share the job slots; the bounded fuzz run
