@@ -2,26 +2,47 @@
 # Runs every GoogleTest binary given as an argument and ends with one plain line,
 # "N passed, N failed, N skipped", summed over all binaries. A binary that dies before printing its
 # own summary counts as one failure, so a crash can never pass as "0 failed".
+#
+# The binaries run KATRACE_TEST_JOBS (default: the number of CPUs) at a time, each into its own
+# log; the results are then reported in the order given.
 set -u
 passed=0 failed=0 skipped=0
 log_dir="build/test-logs"
 mkdir -p "$log_dir"
-for bin in "$@"; do
-  name=${bin#build/}
-  log="$log_dir/${name//\//_}.log"
-  echo "=== $name"
+
+log_of() {
+  local name=${1#build/}
+  echo "$log_dir/${name//\//_}.log"
+}
+
+run_one() {
+  local bin=$1 log scale
+  log=$(log_of "$bin")
   # Sanitized binaries (linked against the TSan or ASan runtime) run their long tests scaled
   # down: KATRACE_TEST_SCALE=0.1 unless the caller chose a scale.
   scale=${KATRACE_TEST_SCALE:-}
   if [ -z "$scale" ] && ldd "$bin" 2>/dev/null | grep -qE 'lib(t|a)san\.so'; then scale=0.1; fi
   KATRACE_TEST_SCALE=${scale:-1} "$bin" --gtest_color=no >"$log" 2>&1
-  rc=$?
-  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+  echo $? >"$log.rc"
+}
+export -f run_one log_of
+export log_dir
+
+jobs=${KATRACE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+for bin in "$@"; do rm -f "$(log_of "$bin").rc"; done
+printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {}
+
+for bin in "$@"; do
+  name=${bin#build/}
+  log=$(log_of "$bin")
+  echo "=== $name"
+  rc=$(cat "$log.rc" 2>/dev/null || echo 127)
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" 2>/dev/null | tail -n 1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" 2>/dev/null | tail -n 1)
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" 2>/dev/null | tail -n 1)
   if [ -z "$p" ] && [ -z "$f" ]; then
     echo "$name: no GoogleTest summary (exit $rc); see $log"
-    tail -n 20 "$log"
+    tail -n 20 "$log" 2>/dev/null
     failed=$((failed + 1))
     continue
   fi

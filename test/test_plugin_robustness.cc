@@ -215,9 +215,17 @@ TEST_F(RobustnessTest, ManyThreadsAtOnceOnOneCommunicator) {
 
 TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
   setenv("KATRACE_OUTPUT", "/proc/katrace-cannot-write-here/trace.json", 1);
+  // The fallback directory is this test's own, so suites running side by side never share it.
+  std::string tmpdir = getenv("TMPDIR") != nullptr ? getenv("TMPDIR") : "";
+  setenv("TMPDIR", dir_.c_str(), 1);
   Comm c = InitComm(8, 0, 1);
   CollWithChannels(c.ctx, nullptr, 0, 1);
   v6().finalize(c.ctx);
+  if (tmpdir.empty()) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", tmpdir.c_str(), 1);
+  }
   auto warnings = CapturedWarnings();
   auto said = [&](const std::string& text) {
     for (const std::string& w : warnings) {
@@ -227,7 +235,7 @@ TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
   };
   EXPECT_TRUE(said("cannot create a spool in '/proc/katrace-cannot-write-here'")) << "the capture falls back too";
   EXPECT_TRUE(said("cannot write the trace to '/proc/katrace-cannot-write-here/trace.json'"));
-  std::string fallback = std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/trace.json";
+  std::string fallback = dir_ + "/trace.json";
   auto trace = ExpectValidTrace(fallback);
   EXPECT_EQ(Footer(trace)["events"]["Coll"], 1);
   unlink(fallback.c_str());
@@ -242,7 +250,11 @@ TEST_F(RobustnessTest, FullDiskIsReportedAndTheJobGoesOn) {
   Comm c = InitComm(9, 0, 1);
   for (int i = 0; i < 20000; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(i), 1);
   v6().finalize(c.ctx);
-  if (tmpdir.empty()) unsetenv("TMPDIR"); else setenv("TMPDIR", tmpdir.c_str(), 1);
+  if (tmpdir.empty()) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", tmpdir.c_str(), 1);
+  }
   bool reported = false;
   for (const auto& w : CapturedWarnings()) {
     if (w.find("No space left on device") == std::string::npos) continue;
