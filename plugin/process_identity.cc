@@ -1,5 +1,6 @@
 #include "plugin/process_identity.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,19 @@ bool LauncherRank(int* rank) {
     }
   }
   return false;
+}
+
+int CurrentCudaDevice() {
+  // RTLD_NOLOAD: only a driver the process already has. cuCtxGetDevice(CUdevice*) returns
+  // CUDA_SUCCESS (0) and the device of the current context.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (driver == nullptr) return -1;
+  using CtxGetDevice = int (*)(int*);
+  auto get = reinterpret_cast<CtxGetDevice>(dlsym(driver, "cuCtxGetDevice"));
+  int device = -1;
+  if (get == nullptr || get(&device) != 0 || device < 0) device = -1;
+  dlclose(driver);
+  return device;
 }
 
 namespace {

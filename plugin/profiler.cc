@@ -359,7 +359,8 @@ Session* StartSession(const InitArgs& a) {
       options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
       [raw] { FreeRetiredPools(raw, NowMonotonicNs() - kRetireGraceNs); });
   spool::ProcessBody p{};
-  p.rank = s->rank;
+  int launcher_rank = -1;
+  p.rank = LauncherRank(&launcher_rank) ? launcher_rank : -1;
   p.os_pid = s->os_pid;
   p.base_realtime_ns = s->base_realtime_ns;
   p.base_monotonic_ns = s->base_monotonic_ns;
@@ -543,6 +544,7 @@ ncclResult_t InitLocked(void** context, const InitArgs& a) {
     body.nranks = a.nranks;
     body.nnodes = a.nnodes;
     body.abi_version = a.abi_version;
+    body.cuda_device = CurrentCudaDevice();
     body.name_length = static_cast<uint32_t>(name.size());
     AppendPolicy waiting = s->policy;
     waiting.drop_when_full = false;

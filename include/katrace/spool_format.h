@@ -194,7 +194,7 @@ struct CommBody {
   int32_t nnodes;
   int32_t abi_version;
   uint32_t name_length;  // name bytes that follow
-  uint32_t pad;
+  int32_t cuda_device;   // the CUDA device current at init (the GPU whose clock stamps it), -1 unknown
 };
 
 struct CommEndBody {
@@ -216,7 +216,7 @@ enum ClockSource : uint32_t {
 };
 
 struct ProcessBody {
-  int32_t rank;      // launcher rank, else the first communicator's rank
+  int32_t rank;      // the launcher's global rank (RANK, OMPI_COMM_WORLD_RANK, ...), -1 when none named one
   int32_t os_pid;
   uint64_t base_realtime_ns;
   uint64_t base_monotonic_ns;

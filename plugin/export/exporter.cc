@@ -147,7 +147,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   double t_placed = Now();
 
   TraceProcess process;
-  process.rank = index.process.rank;
+  process.rank = index.process.rank >= 0 ? index.process.rank : (index.comms.empty() ? 0 : index.comms.front().rank);
   process.os_pid = index.has_process ? index.process.os_pid : static_cast<int>(file.header().os_pid);
   process.host = index.host;
   process.base_realtime_ns = index.process.base_realtime_ns;

@@ -160,6 +160,7 @@ bool ApplyMeta(const MetaRecord& m, SpoolIndex* index, std::vector<CommEndMark>*
       inst.nranks = c.nranks;
       inst.nnodes = c.nnodes;
       inst.abi_version = c.abi_version;
+      inst.cuda_device = c.cuda_device;
       inst.name = b.substr(sizeof(c), c.name_length);
       index->comms.push_back(std::move(inst));
       return true;

@@ -27,6 +27,7 @@ struct CommInstance {
   uint64_t comm_hash = 0;
   uint64_t ticks = 0;  // of the Comm record
   int32_t rank = 0, nranks = 0, nnodes = 0, abi_version = 0;
+  int32_t cuda_device = -1;  // -1 unknown
   std::string name;
   bool ended = false;
   uint64_t end_ticks = 0;  // CommEnd

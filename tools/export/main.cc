@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     } else {
       o.output = out;
       ReplaceAll(&o.output, "{pid}", std::to_string(peeked ? process.os_pid : 0));
-      ReplaceAll(&o.output, "{rank}", std::to_string(peeked ? process.rank : 0));
+      ReplaceAll(&o.output, "{rank}", std::to_string(peeked && process.rank >= 0 ? process.rank : 0));
     }
     katrace::ExportReport r = katrace::ExportSpool(spool, o);
     if (!r.ok) {
