@@ -16,6 +16,7 @@
 #include "plugin/export/event_pipe.h"
 #include "plugin/export/export_summary.h"
 #include "plugin/export/gpu_placement.h"
+#include "plugin/export/rank_identity.h"
 #include "plugin/export/progress.h"
 #include "plugin/export/spool_index.h"
 #include "plugin/export/stream_merge.h"
@@ -143,11 +144,12 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     return report;
   }
   double t_scanned = Now();
+  AssignRankIdentities(&index);
   PlaceGpuClocks(file, threads, &index);
   double t_placed = Now();
 
   TraceProcess process;
-  process.rank = index.process.rank >= 0 ? index.process.rank : (index.comms.empty() ? 0 : index.comms.front().rank);
+  process.rank = index.ranks.front().pid;
   process.os_pid = index.has_process ? index.process.os_pid : static_cast<int>(file.header().os_pid);
   process.host = index.host;
   process.base_realtime_ns = index.process.base_realtime_ns;

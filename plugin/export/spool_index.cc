@@ -123,7 +123,7 @@ struct CommEndMark {
 };
 
 // Folds one kept record into the index (file order). False when its body is malformed.
-bool ApplyMeta(const MetaRecord& m, SpoolIndex* index, std::vector<CommEndMark>* ends) {
+bool ApplyMeta(const MetaRecord& m, uint32_t os_tid, SpoolIndex* index, std::vector<CommEndMark>* ends) {
   const std::string& b = m.body;
   switch (m.header.type) {
     case RecordType::kProcess: {
@@ -161,6 +161,7 @@ bool ApplyMeta(const MetaRecord& m, SpoolIndex* index, std::vector<CommEndMark>*
       inst.nnodes = c.nnodes;
       inst.abi_version = c.abi_version;
       inst.cuda_device = c.cuda_device;
+      inst.init_os_tid = os_tid;
       inst.name = b.substr(sizeof(c), c.name_length);
       index->comms.push_back(std::move(inst));
       return true;
@@ -285,7 +286,7 @@ bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolInde
       index->last_tick = std::max(index->last_tick, s.max_tick);
     }
     for (const MetaRecord& m : s.meta) {
-      if (!ApplyMeta(m, index, &ends)) ++index->malformed_records;
+      if (!ApplyMeta(m, ref.os_tid, index, &ends)) ++index->malformed_records;
     }
     for (GpuObservation& o : s.obs) {
       o.block = static_cast<uint32_t>(index->blocks.size());

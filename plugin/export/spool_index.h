@@ -21,6 +21,16 @@
 namespace katrace {
 namespace exporting {
 
+// One rank of this process as the trace shows it: a Perfetto process. |pid| is stable from run to
+// run and unique among the ranks of one job (see AssignRankIdentities).
+struct RankIdentity {
+  int32_t pid = 0;
+  int32_t world_rank = -1;     // its rank in the widest communicator it belongs to
+  int32_t launcher_rank = -1;  // the process's rank from the launcher, -1 none
+  int32_t cuda_device = -1;
+  std::string label;           // "rank 3", as the process is named
+};
+
 // One communicator: what its Comm record said, when it ended, and where its GPU stamps go.
 struct CommInstance {
   uint16_t slot = 0;
@@ -28,6 +38,8 @@ struct CommInstance {
   uint64_t ticks = 0;  // of the Comm record
   int32_t rank = 0, nranks = 0, nnodes = 0, abi_version = 0;
   int32_t cuda_device = -1;  // -1 unknown
+  uint32_t init_os_tid = 0;  // the thread that initialized it (its Comm record's stream)
+  int32_t identity = -1;     // index into SpoolIndex::ranks (rank_identity.h), -1 before assignment
   std::string name;
   bool ended = false;
   uint64_t end_ticks = 0;  // CommEnd
@@ -87,6 +99,9 @@ struct SpoolIndex {
   int CommIndexAt(uint16_t slot, uint64_t ticks) const;
 
   std::unordered_map<uint16_t, std::vector<int>> comms_by_slot;  // indices into comms, by ticks
+
+  // The ranks this process holds, one Perfetto process each (rank_identity.h).
+  std::vector<RankIdentity> ranks;
 };
 
 // The first pass. False (with |error|) only when nothing could be exported; a cut spool is
