@@ -59,24 +59,6 @@ std::string WithThousands(uint64_t value) {
   return out;
 }
 
-// "<integer>.<3 digits> <unit>" from a count of |unit_ns| units scaled by 1000, rounded half up.
-std::string ThreeDecimals(uint64_t thousandths, const char* unit) {
-  std::string frac = Unsigned(thousandths % 1000);
-  frac.insert(0, 3 - frac.size(), '0');
-  return Unsigned(thousandths / 1000) + "." + frac + " " + unit;
-}
-
-// Integer arithmetic after one rounding, so the unit switch never prints "1000.000 us".
-std::string ReadableDuration(double ns) {
-  const uint64_t n = ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
-  if (n < 1000) return Unsigned(n) + " ns";
-  if (n < 1000000) return ThreeDecimals(n, "us");
-  const uint64_t us = (n + 500) / 1000;
-  if (us < 1000000) return ThreeDecimals(us, "ms");
-  const uint64_t ms = (n + 500000) / 1000000;
-  return ThreeDecimals(ms, "s");
-}
-
 std::string JsonString(const std::string& text) {
   static const char kHex[] = "0123456789abcdef";
   std::string out = "\"";
@@ -180,104 +162,201 @@ double DurationStats::median_ns() const {
   return (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
 }
 
-SummaryTable::SummaryTable(std::string title) : title_(std::move(title)) {}
+SummaryTable::SummaryTable(std::string title, TimeShare share)
+    : title_(std::move(title)), share_(share) {}
+
+SummaryTable::Row* SummaryTable::FindRow(std::string_view name) {
+  auto it = rows_.find(name);
+  if (it == rows_.end()) it = rows_.emplace(std::string(name), Row()).first;
+  return &it->second;
+}
+
+void SummaryTable::Add(Row* row, int64_t start_ns, uint64_t duration_ns) {
+  row->stats.Add(duration_ns);
+  sum_of_totals_ += duration_ns;
+  const uint64_t reached_back = row->busy.reached_back();
+  row->busy.Add(start_ns, duration_ns);
+  reached_back_ += row->busy.reached_back() - reached_back;
+  span_start_ = std::min(span_start_, start_ns);
+  const uint64_t room = static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(start_ns);
+  span_end_ = std::max(span_end_, duration_ns > room ? INT64_MAX
+                                                     : static_cast<int64_t>(static_cast<uint64_t>(start_ns) + duration_ns));
+}
+
+void SummaryTable::Add(const std::string& name, int64_t start_ns, uint64_t duration_ns) {
+  Add(FindRow(name), start_ns, duration_ns);
+}
 
 void SummaryTable::Add(const std::string& name, uint64_t duration_ns) {
-  rows_[name].Add(duration_ns);
+  FindRow(name)->stats.Add(duration_ns);
+  sum_of_totals_ += duration_ns;
 }
 
 void SummaryTable::AddStats(const std::string& name, const DurationStats& stats) {
-  rows_[name].Merge(stats);
+  FindRow(name)->stats.Merge(stats);
+  sum_of_totals_ += stats.total_ns();
+}
+
+uint64_t SummaryTable::span_ns() const {
+  return span_end_ > span_start_ ? static_cast<uint64_t>(span_end_) - static_cast<uint64_t>(span_start_) : 0;
 }
 
 std::vector<SummaryTable::RowRef> SummaryTable::SortedRows() const {
   std::vector<RowRef> rows;
   rows.reserve(rows_.size());
-  for (const auto& [name, stats] : rows_) rows.push_back({&name, &stats});
+  for (const auto& [name, row] : rows_) rows.push_back({&name, &row});
   std::sort(rows.begin(), rows.end(), [](const RowRef& a, const RowRef& b) {
-    if (a.stats->total_ns() != b.stats->total_ns()) {
-      return a.stats->total_ns() > b.stats->total_ns();
-    }
-    if (a.stats->count() != b.stats->count()) return a.stats->count() > b.stats->count();
+    const DurationStats& x = a.row->stats;
+    const DurationStats& y = b.row->stats;
+    if (x.total_ns() != y.total_ns()) return x.total_ns() > y.total_ns();
+    if (x.count() != y.count()) return x.count() > y.count();
     return *a.name < *b.name;
   });
   return rows;
 }
 
-uint64_t SummaryTable::SumOfTotals() const {
-  uint64_t sum = 0;
-  for (const auto& row : rows_) sum += row.second.total_ns();
-  return sum;
+double SummaryTable::TimePercent(const Row& row) const {
+  return share_ == TimeShare::kOfSpan ? Percent(row.busy.busy_ns(), span_ns())
+                                      : Percent(row.stats.total_ns(), sum_of_totals_);
+}
+
+std::string SummaryTable::Meaning() const {
+  std::string out;
+  if (share_ == TimeShare::kOfSpan) {
+    const double span = static_cast<double>(span_ns());
+    const DurationUnit unit = UnitForColumn({span});
+    out = " Time (%) = Busy / span (" + FormatInUnit(span, unit) + " " + unit.name +
+          ", first start to last end); Busy = time with at least one such slice running\n"
+          " Total Time = sum of durations, so concurrent slices add up\n";
+    if (reached_back_ != 0) {
+      out += " (" + Unsigned(reached_back_) +
+             " slices started before the oldest interval kept; Busy may miss their overlap with older gaps)\n";
+    }
+  } else {
+    out = " Time (%) = Total Time / the sum of every row's Total Time\n";
+  }
+  return out;
 }
 
 std::string SummaryTable::ToText() const {
-  static const char* const kHeader[] = {"Time (%)", "Total Time", "Instances", "Avg", "Med",
-                                        "Min",      "Max",        "StdDev",    "Name"};
-  constexpr size_t kColumns = sizeof(kHeader) / sizeof(kHeader[0]);
-  std::vector<std::vector<std::string>> cells;
-  const uint64_t sum = SumOfTotals();
-  for (const RowRef& row : SortedRows()) {
-    const DurationStats& s = *row.stats;
-    cells.push_back({Fixed(Percent(s.total_ns(), sum), 1), ReadableDuration(s.total_ns()),
-                     WithThousands(s.count()), ReadableDuration(s.mean_ns()),
-                     ReadableDuration(s.median_ns()), ReadableDuration(s.min_ns()),
-                     ReadableDuration(s.max_ns()), ReadableDuration(s.stddev_ns()), *row.name});
+  const bool busy = share_ == TimeShare::kOfSpan;
+  std::string out = title_ + "\n";
+  if (rows_.empty()) return out + " (no events)\n";
+  const std::vector<RowRef> rows = SortedRows();
+  // Columns: Time (%), [Busy], Total, Instances, Avg, Med, Min, Max, StdDev, Name.
+  enum { kBusy, kTotal, kAvg, kMed, kMin, kMax, kStddev, kDurations };
+  static const char* const kDurationTitles[kDurations] = {"Busy", "Total Time", "Avg", "Med",
+                                                          "Min",  "Max",        "StdDev"};
+  std::vector<double> values[kDurations];
+  for (const RowRef& r : rows) {
+    const DurationStats& s = r.row->stats;
+    values[kBusy].push_back(static_cast<double>(r.row->busy.busy_ns()));
+    values[kTotal].push_back(static_cast<double>(s.total_ns()));
+    values[kAvg].push_back(s.mean_ns());
+    values[kMed].push_back(s.median_ns());
+    values[kMin].push_back(static_cast<double>(s.min_ns()));
+    values[kMax].push_back(static_cast<double>(s.max_ns()));
+    values[kStddev].push_back(s.stddev_ns());
   }
-  std::vector<size_t> width(kColumns);
-  for (size_t c = 0; c < kColumns; ++c) {
-    width[c] = std::string(kHeader[c]).size();
+  std::vector<std::string> header = {"Time (%)"};
+  DurationUnit units[kDurations];
+  for (int d = 0; d < kDurations; ++d) {
+    units[d] = UnitForColumn(values[d]);
+    if (d == kBusy && !busy) continue;
+    header.push_back(std::string(kDurationTitles[d]) + " (" + units[d].name + ")");
+    if (d == kTotal) header.push_back("Instances");
+  }
+  header.push_back("Name");
+  std::vector<std::vector<std::string>> cells;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> line = {Fixed(TimePercent(*rows[i].row), 1)};
+    for (int d = 0; d < kDurations; ++d) {
+      if (d == kBusy && !busy) continue;
+      line.push_back(FormatInUnit(values[d][i], units[d]));
+      if (d == kTotal) line.push_back(WithThousands(rows[i].row->stats.count()));
+    }
+    line.push_back(*rows[i].name);
+    cells.push_back(std::move(line));
+  }
+  const size_t columns = header.size();
+  std::vector<size_t> width(columns);
+  for (size_t c = 0; c < columns; ++c) {
+    width[c] = header[c].size();
     for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
   }
   // Right-align every column but the last (Name), which is left as is: nsys's console layout.
   auto render = [&](const std::vector<std::string>& line) {
-    std::string out;
-    for (size_t c = 0; c < kColumns; ++c) {
-      out += c == 0 ? " " : "  ";
-      if (c + 1 < kColumns) out.append(width[c] - line[c].size(), ' ');
-      out += line[c];
+    std::string text;
+    for (size_t c = 0; c < columns; ++c) {
+      text += c == 0 ? " " : "  ";
+      if (c + 1 < columns) text.append(width[c] - line[c].size(), ' ');
+      text += line[c];
     }
-    return out + "\n";
+    return text + "\n";
   };
-  std::string out = title_ + "\n";
-  if (cells.empty()) return out + " (no events)\n";
-  out += render(std::vector<std::string>(kHeader, kHeader + kColumns));
+  out += Meaning();
+  out += render(header);
   std::vector<std::string> rule;
-  for (size_t c = 0; c < kColumns; ++c) rule.push_back(std::string(width[c], '-'));
+  for (size_t c = 0; c < columns; ++c) rule.push_back(std::string(width[c], '-'));
   out += render(rule);
   for (const auto& line : cells) out += render(line);
   return out;
 }
 
 std::string SummaryTable::ToCsv() const {
-  std::string out =
-      "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n";
-  const uint64_t sum = SumOfTotals();
-  for (const RowRef& row : SortedRows()) {
-    const DurationStats& s = *row.stats;
-    out += Fixed(Percent(s.total_ns(), sum), 1) + "," + Unsigned(s.total_ns()) + "," +
-           Unsigned(s.count()) + "," + Fixed(s.mean_ns(), 1) + "," + Fixed(s.median_ns(), 1) +
-           "," + Unsigned(s.min_ns()) + "," + Unsigned(s.max_ns()) + "," +
-           Fixed(s.stddev_ns(), 1) + "," + CsvField(*row.name) + "\n";
+  const bool busy = share_ == TimeShare::kOfSpan;
+  std::string out = std::string("Time (%),") + (busy ? "Busy (ns)," : "") +
+                    "Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n";
+  for (const RowRef& r : SortedRows()) {
+    const DurationStats& s = r.row->stats;
+    out += Fixed(TimePercent(*r.row), 1) + "," + (busy ? Unsigned(r.row->busy.busy_ns()) + "," : "") +
+           Unsigned(s.total_ns()) + "," + Unsigned(s.count()) + "," + Fixed(s.mean_ns(), 1) + "," +
+           Fixed(s.median_ns(), 1) + "," + Unsigned(s.min_ns()) + "," + Unsigned(s.max_ns()) + "," +
+           Fixed(s.stddev_ns(), 1) + "," + CsvField(*r.name) + "\n";
   }
   return out;
 }
 
 std::string SummaryTable::ToJson() const {
+  const bool busy = share_ == TimeShare::kOfSpan;
   std::string out = "[";
-  const uint64_t sum = SumOfTotals();
   bool first = true;
-  for (const RowRef& row : SortedRows()) {
-    const DurationStats& s = *row.stats;
+  for (const RowRef& r : SortedRows()) {
+    const DurationStats& s = r.row->stats;
     out += first ? "\n" : ",\n";
     first = false;
-    out += "{\"time_percent\":" + Fixed(Percent(s.total_ns(), sum), 1) +
+    out += "{\"time_percent\":" + Fixed(TimePercent(*r.row), 1) +
+           (busy ? ",\"busy_ns\":" + Unsigned(r.row->busy.busy_ns()) : "") +
            ",\"total_ns\":" + Unsigned(s.total_ns()) + ",\"instances\":" + Unsigned(s.count()) +
            ",\"avg_ns\":" + Fixed(s.mean_ns(), 1) + ",\"med_ns\":" + Fixed(s.median_ns(), 1) +
            ",\"min_ns\":" + Unsigned(s.min_ns()) + ",\"max_ns\":" + Unsigned(s.max_ns()) +
-           ",\"stddev_ns\":" + Fixed(s.stddev_ns(), 1) + ",\"name\":" + JsonString(*row.name) +
+           ",\"stddev_ns\":" + Fixed(s.stddev_ns(), 1) + ",\"name\":" + JsonString(*r.name) +
            "}";
   }
   return out + (first ? "]\n" : "\n]\n");
+}
+
+DurationUnit UnitForColumn(const std::vector<double>& values_ns) {
+  static const DurationUnit kUnits[] = {{"s", 1000000000}, {"ms", 1000000}, {"us", 1000}, {"ns", 1}};
+  double smallest = 0;
+  for (double v : values_ns) {
+    if (v >= 0.5 && (smallest == 0 || v < smallest)) smallest = v;  // what prints as non-zero ns
+  }
+  for (const DurationUnit& unit : kUnits) {
+    if (smallest >= static_cast<double>(unit.ns)) return unit;
+  }
+  return kUnits[3];
+}
+
+// Integer arithmetic after one rounding, so a value never prints as "999.9995" rounded up oddly.
+std::string FormatInUnit(double ns, DurationUnit unit) {
+  const uint64_t n = ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
+  if (unit.ns == 1) return WithThousands(n);
+  const uint64_t step = unit.ns / 1000;  // one thousandth of the unit, in ns
+  const uint64_t thousandths = (n + step / 2) / step;
+  std::string frac = Unsigned(thousandths % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return WithThousands(thousandths / 1000) + "." + frac;
 }
 
 std::string CsvField(const std::string& text) {

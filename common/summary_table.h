@@ -1,7 +1,18 @@
-// Nsight-Systems-shaped duration summaries: bounded-memory statistics per row (DurationStats) and
-// their text, CSV and JSON rendering (SummaryTable). The plugin's finalize summary and
-// katrace-stats both build their tables from these, so the same data prints the same numbers.
-// Thread safety: none; an object is used by one thread at a time.
+// Nsight-Systems-shaped duration summaries: bounded-memory statistics per row (DurationStats, and
+// BusyTime for slices) and their text, CSV and JSON rendering (SummaryTable). The plugin's
+// finalize summary and katrace-stats both build their tables from these, so the same data prints
+// the same numbers. Thread safety: none; an object is used by one thread at a time.
+//
+// What the columns mean, stated under each table's title too:
+// - A table of slices (TimeShare::kOfSpan) has Busy = the union of the row's slices, so slices
+//   running at the same time count once, and Time (%) = Busy / the table's span (first start to
+//   last end). Time (%) then never passes 100, and rows do not add up to 100: each says how
+//   much of the run had at least one such slice running.
+// - A table of plain durations (TimeShare::kOfSum: delays, lags) has Time (%) = the row's Total
+//   over the sum of every row's Total, as Nsight computes it.
+// - Total Time is always the sum of the durations (Avg x Instances): concurrent slices add up.
+// - Each duration column has one unit, named in its header ("Total Time (ms)"): the largest of
+//   ns, us, ms, s in which the column's smallest non-zero value is at least 1.
 //
 // Invariants worth knowing before changing this file:
 // - Count, total, min, max and the moments are exact integers (sum of squares in 128 bits), so
@@ -18,7 +29,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/busy_time.h"
 
 namespace katrace {
 
@@ -51,16 +65,35 @@ class DurationStats {
   std::vector<uint64_t> buckets_;
 };
 
+// What a table's Time (%) is a share of (see the header note).
+enum class TimeShare { kOfSpan, kOfSum };
+
 class SummaryTable {
  public:
-  explicit SummaryTable(std::string title);
+  struct Row {
+    DurationStats stats;
+    BusyTime busy;
+  };
 
+  explicit SummaryTable(std::string title, TimeShare share = TimeShare::kOfSum);
+
+  // A slice of |name| (kOfSpan tables).
+  void Add(const std::string& name, int64_t start_ns, uint64_t duration_ns);
+  // A plain duration (kOfSum tables).
   void Add(const std::string& name, uint64_t duration_ns);
   void AddStats(const std::string& name, const DurationStats& stats);
+  // The row of |name|, created when new; stable for the table's life, so a caller may cache it.
+  Row* FindRow(std::string_view name);
+  // A slice of a row FindRow returned.
+  void Add(Row* row, int64_t start_ns, uint64_t duration_ns);
   bool empty() const { return rows_.empty(); }
+  TimeShare share() const { return share_; }
+  // First start to last end over every slice added (kOfSpan); 0 before any.
+  uint64_t span_ns() const;
 
-  // Title line, then Time (%), Total Time, Instances, Avg, Med, Min, Max, StdDev, Name; each
-  // duration in the unit that reads best (812 ns, 12.345 us, 3.210 ms, 1.500 s).
+  // Title line, the line saying what Time (%) and Total mean, then the columns Time (%), Busy
+  // (kOfSpan only), Total Time, Instances, Avg, Med, Min, Max, StdDev, Name; one unit per
+  // duration column.
   std::string ToText() const;
   // The same columns in raw nanoseconds with a header row; no title.
   std::string ToCsv() const;
@@ -70,15 +103,30 @@ class SummaryTable {
  private:
   struct RowRef {
     const std::string* name;
-    const DurationStats* stats;
+    const Row* row;
   };
   // Nsight's order: Total Time descending, then Instances descending, then Name.
   std::vector<RowRef> SortedRows() const;
-  uint64_t SumOfTotals() const;
+  double TimePercent(const Row& row) const;
+  std::string Meaning() const;
 
   std::string title_;
-  std::map<std::string, DurationStats> rows_;
+  TimeShare share_;
+  std::map<std::string, Row, std::less<>> rows_;
+  uint64_t sum_of_totals_ = 0;
+  int64_t span_start_ = INT64_MAX;
+  int64_t span_end_ = INT64_MIN;
+  uint64_t reached_back_ = 0;  // slices BusyTime could not place exactly (see busy_time.h)
 };
+
+// A duration column's unit (see the header note): "ns", "us", "ms" or "s", and its size in ns.
+struct DurationUnit {
+  const char* name;
+  uint64_t ns;
+};
+DurationUnit UnitForColumn(const std::vector<double>& values_ns);
+// |ns| in |unit|: integer ns, else 3 decimals; thousands separated ("1,234.567").
+std::string FormatInUnit(double ns, DurationUnit unit);
 
 // One CSV field: quoted (with quotes doubled) only when it holds a comma, quote or line break.
 std::string CsvField(const std::string& text);

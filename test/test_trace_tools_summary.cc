@@ -1,5 +1,6 @@
 // DurationStats and SummaryTable: exact moments, median within 1%, merge = one pass, and the
-// Nsight-shaped text/CSV/JSON layout and sort order.
+// Nsight-shaped text/CSV/JSON layout and sort order; BusyTime's union against a direct count;
+// ActivitySummary's row names, left-out slices and GPU work shared by several tasks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/activity_summary.h"
+#include "common/busy_time.h"
 #include "common/summary_table.h"
 
 namespace katrace {
@@ -197,43 +200,94 @@ TEST(SummaryTableTest, JsonRowsParseAndCarryRawNumbers) {
   EXPECT_EQ(nlohmann::json::parse(SummaryTable("e").ToJson()), nlohmann::json::array());
 }
 
-TEST(SummaryTableTest, TextUsesReadableUnitsAlignedColumnsAndThousands) {
-  SummaryTable t("Host-side activity");
-  for (int i = 0; i < 1234; ++i) t.Add("Coll AllReduce", 12345);  // 15.233730 ms total
-  t.Add("CollApi AllReduce", 812);
-  t.Add("Group Group", 1500000000);
-  const std::string text = t.ToText();
-  EXPECT_EQ(text.rfind("Host-side activity\n", 0), 0u) << text;
-  EXPECT_NE(text.find("1,234"), std::string::npos) << text;
-  EXPECT_NE(text.find("12.345 us"), std::string::npos) << text;
-  EXPECT_NE(text.find("15.234 ms"), std::string::npos) << text;
-  EXPECT_NE(text.find("812 ns"), std::string::npos) << text;
-  EXPECT_NE(text.find("1.500 s"), std::string::npos) << text;
-  // Every line after the title has the Name column starting at the same offset.
+// The lines of |text|.
+std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;
   for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
     lines.push_back(text.substr(start, end - start));
   }
-  ASSERT_EQ(lines.size(), 6u) << text;
-  const size_t name_column = lines[1].find("Name");
-  EXPECT_EQ(lines[3].find("Group Group"), name_column) << text;
-  EXPECT_EQ(lines[4].find("Coll AllReduce"), name_column) << text;
-  EXPECT_EQ(lines[5].find("CollApi AllReduce"), name_column) << text;
-  EXPECT_EQ(lines[1].find("Time (%)"), 1u) << text;
-  EXPECT_NE(lines[2].find("--------"), std::string::npos) << text;
+  return lines;
 }
 
-TEST(SummaryTableTest, UnitSwitchNeverPrintsAThousand) {
-  SummaryTable t("x");
-  t.Add("a", 999999);     // 999.999 us
-  t.Add("b", 999999600);  // rounds up to 1.000 s, not 1000.000 ms
-  t.Add("c", 999);        // 999 ns
+TEST(SummaryTableTest, TextHasOneUnitPerColumnAlignedColumnsAndThousands) {
+  SummaryTable t("Host-side activity", TimeShare::kOfSpan);
+  for (int i = 0; i < 1234; ++i) t.Add("Coll AllReduce", i * 20000, 12345);  // 15.233730 ms total
+  t.Add("CollApi AllReduce", 0, 812);
+  t.Add("Group", 0, 1500000000);
   const std::string text = t.ToText();
-  EXPECT_NE(text.find("999.999 us"), std::string::npos) << text;
-  EXPECT_NE(text.find("1.000 s"), std::string::npos) << text;
-  EXPECT_NE(text.find("999 ns"), std::string::npos) << text;
-  EXPECT_EQ(text.find("1000.000"), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("Host-side activity\n", 0), 0u) << text;
+  const std::vector<std::string> lines = Lines(text);
+  ASSERT_EQ(lines.size(), 8u) << text;
+  // Title, two lines saying what Time (%) and Total mean, header, rule, rows.
+  EXPECT_NE(lines[1].find("Time (%) = Busy / span (1.500 s, first start to last end)"), std::string::npos) << text;
+  EXPECT_NE(lines[2].find("Total Time = sum of durations"), std::string::npos) << text;
+  const std::string& header = lines[3];
+  // The column's smallest value picks its unit: Total 812 ns -> ns, Max 812 ns -> ns too.
+  EXPECT_NE(header.find("Busy (ns)"), std::string::npos) << text;
+  EXPECT_NE(header.find("Total Time (ns)"), std::string::npos) << text;
+  EXPECT_NE(header.find("Avg (ns)"), std::string::npos) << text;
+  EXPECT_NE(text.find("1,500,000,000"), std::string::npos) << text;
+  EXPECT_NE(text.find("15,233,730"), std::string::npos) << text;
+  EXPECT_NE(text.find("1,234"), std::string::npos) << text;
+  // No unit inside a cell: units are named once, in the header.
+  for (size_t i = 5; i < lines.size(); ++i) {
+    for (const char* unit : {" ns", " us", " ms", " s "}) {
+      EXPECT_EQ(lines[i].find(unit), std::string::npos) << lines[i];
+    }
+  }
+  const size_t name_column = header.find("Name");
+  EXPECT_EQ(lines[5].find("Group"), name_column) << text;
+  EXPECT_EQ(lines[6].find("Coll AllReduce"), name_column) << text;
+  EXPECT_EQ(lines[7].find("CollApi AllReduce"), name_column) << text;
+  EXPECT_EQ(header.find("Time (%)"), 1u) << text;
+  EXPECT_NE(lines[4].find("--------"), std::string::npos) << text;
+}
+
+TEST(SummaryTableTest, ColumnUnitFollowsItsSmallestValue) {
+  EXPECT_STREQ(UnitForColumn({999.0, 5e9}).name, "ns");
+  EXPECT_STREQ(UnitForColumn({1000.0, 5e9}).name, "us");
+  EXPECT_STREQ(UnitForColumn({0.0, 2.5e6}).name, "ms");  // zero does not pick the unit
+  EXPECT_STREQ(UnitForColumn({1.5e9}).name, "s");
+  EXPECT_STREQ(UnitForColumn({}).name, "ns");
+  const DurationUnit us = UnitForColumn({1000.0});
+  EXPECT_EQ(FormatInUnit(999999, us), "999.999");
+  EXPECT_EQ(FormatInUnit(1234567890, us), "1,234,567.890");
+  EXPECT_EQ(FormatInUnit(0, us), "0.000");
+  const DurationUnit ms = UnitForColumn({1e6});
+  EXPECT_EQ(FormatInUnit(999999600, ms), "1,000.000");  // 999.9996 ms, to the nearest us
+  EXPECT_EQ(FormatInUnit(1234567890123, ms), "1,234,567.890");
+  EXPECT_EQ(FormatInUnit(1499, ms), "0.001");  // rounded to the nearest thousandth
+  EXPECT_EQ(FormatInUnit(812.4, UnitForColumn({812})), "812");
+}
+
+// The case: five ProxyOps in flight at once over most of a 150 ms run. Summed they make
+// 500 ms, yet at most 100 % of the run can have one running.
+TEST(SummaryTableTest, ConcurrentSlicesCountOnceInBusyAndTimePercent) {
+  SummaryTable t("x", TimeShare::kOfSpan);
+  for (int i = 0; i < 5; ++i) t.Add("ProxyOp Recv", i * 1000000, 100000000);
+  t.Add("Coll AllReduce", 140000000, 10000000);  // the last 10 ms: span = 0 .. 150 ms
+  const auto rows = nlohmann::json::parse(t.ToJson());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["name"], "ProxyOp Recv");
+  EXPECT_EQ(rows[0]["total_ns"], 500000000);
+  EXPECT_EQ(rows[0]["busy_ns"], 104000000);  // 0 .. 104 ms
+  EXPECT_DOUBLE_EQ(rows[0]["time_percent"].get<double>(), 69.3);
+  EXPECT_DOUBLE_EQ(rows[1]["time_percent"].get<double>(), 6.7);
+  EXPECT_EQ(t.span_ns(), 150000000u);
+  EXPECT_NE(t.ToCsv().find("Time (%),Busy (ns),Total Time (ns)"), std::string::npos);
+}
+
+TEST(SummaryTableTest, PlainDurationTablesShareTheSumAndSaySo) {
+  SummaryTable t("delays");
+  t.Add("rank 5", 3000);
+  t.Add("rank 1", 1000);
+  const std::string text = t.ToText();
+  EXPECT_NE(text.find("Time (%) = Total Time / the sum of every row's Total Time"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Busy"), std::string::npos) << text;
+  const auto rows = nlohmann::json::parse(t.ToJson());
+  EXPECT_DOUBLE_EQ(rows[0]["time_percent"].get<double>(), 75.0);
+  EXPECT_FALSE(rows[0].contains("busy_ns"));
 }
 
 TEST(SummaryTableTest, AddStatsMergesWholeRows) {
@@ -250,6 +304,171 @@ TEST(SummaryTableTest, AddStatsMergesWholeRows) {
   EXPECT_FALSE(a.empty());
   EXPECT_TRUE(SummaryTable("y").empty());
   EXPECT_NE(SummaryTable("y").ToText().find("(no events)"), std::string::npos);
+}
+
+// The union by brute force: every ns of [0, horizon) that some interval covers.
+uint64_t DirectUnion(const std::vector<std::pair<int64_t, uint64_t>>& intervals, int64_t horizon) {
+  std::vector<bool> covered(static_cast<size_t>(horizon), false);
+  for (const auto& [start, dur] : intervals) {
+    for (int64_t t = start; t < start + static_cast<int64_t>(dur) && t < horizon; ++t) covered[t] = true;
+  }
+  return static_cast<uint64_t>(std::count(covered.begin(), covered.end(), true));
+}
+
+TEST(BusyTimeTest, UnionMatchesADirectCountInAnyOrder) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::pair<int64_t, uint64_t>> intervals;
+    for (int i = 0; i < 300; ++i) {
+      intervals.push_back({static_cast<int64_t>(rng() % 20000), rng() % 200});
+    }
+    // Sorted by start, then locally shuffled (completion order), then fully shuffled.
+    std::sort(intervals.begin(), intervals.end());
+    for (int order = 0; order < 3; ++order) {
+      if (order == 1) {
+        for (size_t i = 0; i + 8 < intervals.size(); i += 8) std::shuffle(intervals.begin() + i, intervals.begin() + i + 8, rng);
+      } else if (order == 2) {
+        std::shuffle(intervals.begin(), intervals.end(), rng);
+      }
+      BusyTime busy;
+      for (const auto& [start, dur] : intervals) busy.Add(start, dur);
+      EXPECT_EQ(busy.busy_ns(), DirectUnion(intervals, 20200)) << "seed " << seed << " order " << order;
+      EXPECT_EQ(busy.reached_back(), 0u);
+    }
+  }
+}
+
+TEST(BusyTimeTest, TouchingAndNestedIntervalsMergeAndZeroLengthAddsNothing) {
+  BusyTime busy;
+  busy.Add(100, 50);   // [100, 150)
+  busy.Add(150, 50);   // touches: [100, 200)
+  busy.Add(120, 10);   // nested
+  busy.Add(300, 0);    // nothing
+  busy.Add(50, 300);   // covers everything: [50, 350)
+  EXPECT_EQ(busy.busy_ns(), 300u);
+  busy.Add(-100, 50);  // before the base: negative starts are times too
+  EXPECT_EQ(busy.busy_ns(), 350u);
+  busy.Add(INT64_MAX - 10, UINT64_MAX);  // a garbage end is cut at INT64_MAX
+  EXPECT_EQ(busy.busy_ns(), 360u);
+}
+
+// Memory stays bounded however many slices come: in time order, the union is still exact after
+// millions of gaps; only a slice reaching back past the kept intervals is counted as such.
+TEST(BusyTimeTest, MillionsOfSlicesInTimeOrderStayExactAndBounded) {
+  BusyTime busy;
+  const int64_t n = 3000000;
+  for (int64_t i = 0; i < n; ++i) busy.Add(i * 100, 60);  // a 40 ns gap after each
+  EXPECT_EQ(busy.busy_ns(), static_cast<uint64_t>(n) * 60);
+  EXPECT_EQ(busy.reached_back(), 0u);
+  busy.Add(0, 100);  // reaches back over gaps it can no longer see
+  EXPECT_EQ(busy.reached_back(), 1u);
+  EXPECT_EQ(busy.busy_ns(), static_cast<uint64_t>(n) * 60);
+}
+
+TEST(RowNameTest, NoWordTwice) {
+  EXPECT_EQ(RowName("Group", "Group"), "Group");
+  EXPECT_EQ(RowName("GroupApi", "Group"), "GroupApi");
+  EXPECT_EQ(RowName("KernelLaunch", "KernelLaunch"), "KernelLaunch");
+  EXPECT_EQ(RowName("NetPlugin", "NetPlugin"), "NetPlugin");
+  EXPECT_EQ(RowName("ProxyStep", "RecvStep"), "ProxyStep Recv");
+  EXPECT_EQ(RowName("ProxyStep", "Step"), "ProxyStep");
+  EXPECT_EQ(RowName("ProxyOp", "ProxySend"), "ProxyOp Send");
+  EXPECT_EQ(RowName("KernelStepWait", "Send wait"), "KernelStep Send wait");
+  EXPECT_EQ(RowName("KernelStepTransfer", "Recv transfer"), "KernelStep Recv transfer");
+  // Names that only look alike stay whole.
+  EXPECT_EQ(RowName("Coll", "AllReduce"), "Coll AllReduce");
+  EXPECT_EQ(RowName("CollApi", "AllGather"), "CollApi AllGather");
+  EXPECT_EQ(RowName("ProxyCtrl", "Sleep"), "ProxyCtrl Sleep");
+  EXPECT_EQ(RowName("P2p", "Send"), "P2p Send");
+  EXPECT_EQ(RowName("GroupApi", "Grouped"), "GroupApi Grouped");
+  EXPECT_EQ(RowName("Coll", ""), "Coll");
+}
+
+ActivitySlice Slice(const char* cat, const char* name, int64_t start, uint64_t dur, int64_t channel = -1) {
+  ActivitySlice s;
+  s.category = cat;
+  s.name = name;
+  s.start_ns = start;
+  s.duration_ns = dur;
+  s.comm = 0x1234;
+  s.rank = 0;
+  s.channel = channel;
+  return s;
+}
+
+nlohmann::json Rows(const SummaryTable& table) { return nlohmann::json::parse(table.ToJson()); }
+
+const nlohmann::json* FindRow(const nlohmann::json& rows, const std::string& name) {
+  for (const auto& row : rows) {
+    if (row["name"] == name) return &row;
+  }
+  return nullptr;
+}
+
+// NCCL reports the one kernel of a send/recv group for both its tasks: one row, one instance.
+TEST(ActivitySummaryTest, GpuWorkSharedByTasksIsCountedOnce) {
+  ActivitySummary summary;
+  for (int i = 0; i < 10; ++i) {
+    for (int ch = 0; ch < 2; ++ch) {
+      summary.Add(Slice("KernelCh", "Recv", i * 10000, 4000, ch));  // the Recv's callback first
+      summary.Add(Slice("KernelCh", "Send", i * 10000, 4000, ch));
+    }
+    summary.Add(Slice("CollGpu", "Send", i * 10000, 4000));
+    summary.Add(Slice("CollGpu", "Recv", i * 10000, 4000));
+    summary.Add(Slice("KernelCh", "AllReduce", i * 10000 + 5000, 3000, 0));  // alone: its own row
+  }
+  summary.Finish();
+  const auto rows = Rows(summary.gpu);
+  ASSERT_EQ(rows.size(), 3u) << rows.dump();
+  const auto* kernel = FindRow(rows, "KernelCh Send+Recv");
+  const auto* extent = FindRow(rows, "CollGpu Send+Recv");
+  const auto* allreduce = FindRow(rows, "KernelCh AllReduce");
+  ASSERT_TRUE(kernel && extent && allreduce) << rows.dump();
+  EXPECT_EQ((*kernel)["instances"], 20);  // 10 kernels x 2 channels, not 40
+  EXPECT_EQ((*kernel)["total_ns"], 80000);
+  EXPECT_EQ((*extent)["instances"], 10);
+  EXPECT_EQ((*allreduce)["instances"], 10);
+  // Different stamps are different work, even with the same names.
+  ActivitySummary apart;
+  apart.Add(Slice("KernelCh", "Send", 0, 4000, 0));
+  apart.Add(Slice("KernelCh", "Recv", 1, 4000, 0));
+  apart.Finish();
+  EXPECT_EQ(Rows(apart.gpu).size(), 2u);
+}
+
+// Sharers beyond the window are counted apart (bounded memory), never lost.
+TEST(ActivitySummaryTest, SharedWorkWindowIsBoundedAndLosesNothing) {
+  ActivitySummary summary;
+  const int n = static_cast<int>(ActivitySummary::kSharedWindow) * 4;
+  for (int i = 0; i < n; ++i) summary.Add(Slice("KernelCh", "Send", i * 100, 50, 0));
+  summary.Finish();
+  const auto rows = Rows(summary.gpu);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["instances"], n);
+  EXPECT_EQ(rows[0]["busy_ns"], n * 50);
+}
+
+TEST(ActivitySummaryTest, SlicesWithoutATrueDurationAreLeftOut) {
+  ActivitySummary summary;
+  ActivitySlice incomplete = Slice("Coll", "AllReduce", 0, 100);
+  incomplete.incomplete = true;
+  ActivitySlice host_timed = Slice("KernelCh", "AllReduce", 0, 100, 0);
+  host_timed.host_timed = true;
+  ActivitySlice abandoned = Slice("KernelStep", "Send", 0, 100, 0);
+  abandoned.abandoned = true;
+  for (const ActivitySlice& s : {incomplete, host_timed, abandoned}) summary.Add(s);
+  summary.Add(Slice("ProxyStepState", "SendWait", 0, 100));  // not summarized
+  summary.Add(Slice("flow", "launch", 0, 100));              // not an event kind
+  summary.Add(Slice("Coll", "AllReduce", 0, 300));
+  summary.Add(Slice("KernelStepWait", "Send wait", 0, 40, 0));
+  summary.Finish();
+  const auto host = Rows(summary.host);
+  ASSERT_EQ(host.size(), 1u) << host.dump();
+  EXPECT_EQ(host[0]["name"], "Coll AllReduce");
+  EXPECT_EQ(host[0]["instances"], 1);
+  const auto gpu = Rows(summary.gpu);
+  ASSERT_EQ(gpu.size(), 1u) << gpu.dump();
+  EXPECT_EQ(gpu[0]["name"], "KernelStep Send wait");
 }
 
 }  // namespace

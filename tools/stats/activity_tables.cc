@@ -1,8 +1,6 @@
 // Activity tables (see activity_tables.h).
 #include "tools/stats/activity_tables.h"
 
-#include "tools/common/event_kinds.h"
-
 namespace katrace::tools {
 
 std::string SizeText(uint64_t bytes) {
@@ -15,42 +13,34 @@ std::string SizeText(uint64_t bytes) {
 }
 
 ActivityTables::ActivityTables()
-    // The plugin's finalize summary uses these titles too, so the two outputs diff cleanly.
-    : host("katrace host-side summary (callback start to stop)"),
-      gpu("katrace GPU-side summary (%globaltimer)"),
-      collectives("Collectives: GPU time per function, size, algorithm and protocol"),
-      wait_per_channel("KernelStep wait per channel"),
-      transfer_per_channel("KernelStep transfer per channel"),
-      wait_per_peer("KernelStep wait per peer"),
-      transfer_per_peer("KernelStep transfer per peer") {}
-
-void ActivityTables::AddSlice(const std::string& cat, const std::string& name, uint64_t dur_ns) {
-  if (IsHostKind(cat)) {
-    host.Add(cat + " " + name, dur_ns);
-  } else if (IsGpuKind(cat)) {
-    gpu.Add(cat + " " + name, dur_ns);
-  }
-}
+    : collectives("Collectives: GPU time per function, size, algorithm and protocol",
+                  TimeShare::kOfSpan),
+      wait_per_channel("KernelStep wait per channel", TimeShare::kOfSpan),
+      transfer_per_channel("KernelStep transfer per channel", TimeShare::kOfSpan),
+      wait_per_peer("KernelStep wait per peer", TimeShare::kOfSpan),
+      transfer_per_peer("KernelStep transfer per peer", TimeShare::kOfSpan) {}
 
 void ActivityTables::AddCollective(const std::string& func, uint64_t bytes,
                                    const std::string& algo, const std::string& proto,
-                                   uint64_t gpu_ns) {
+                                   int64_t gpu_start_ns, uint64_t gpu_ns) {
   std::string name = func + " " + SizeText(bytes);
   if (!algo.empty() || !proto.empty()) name += " " + algo + "/" + proto;
-  collectives.Add(name, gpu_ns);
+  collectives.Add(name, gpu_start_ns, gpu_ns);
 }
 
 void ActivityTables::AddKernelStep(const KernelStepTimes& step) {
   const char* dir = step.send ? "send" : "recv";
   const std::string channel = "ch " + std::to_string(step.channel) + " " + dir;
   const std::string peer = std::string(dir) + " peer " + std::to_string(step.peer);
+  // The transfer follows the wait, when there is one.
+  const int64_t ready = step.start_ns + (step.has_wait ? static_cast<int64_t>(step.wait_ns) : 0);
   if (step.has_wait) {
-    wait_per_channel.Add(channel, step.wait_ns);
-    wait_per_peer.Add(peer, step.wait_ns);
+    wait_per_channel.Add(channel, step.start_ns, step.wait_ns);
+    wait_per_peer.Add(peer, step.start_ns, step.wait_ns);
   }
   if (step.has_transfer) {
-    transfer_per_channel.Add(channel, step.transfer_ns);
-    transfer_per_peer.Add(peer, step.transfer_ns);
+    transfer_per_channel.Add(channel, ready, step.transfer_ns);
+    transfer_per_peer.Add(peer, ready, step.transfer_ns);
   }
 }
 

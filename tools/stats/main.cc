@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   for (const std::string& path : options.inputs) failed |= !CollectStats(path, options, &state);
   // Each unreadable input has had its one line on stderr; tables of nothing would only hide it.
   if (state.files_read == 0 && state.events == 0) return 1;
+  state.tables.Finish();
   state.stragglers.Finish(state.comm_sizes);
   const std::string report = RenderStats(state, options);
   OutputFile out;

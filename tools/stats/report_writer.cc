@@ -17,6 +17,8 @@ struct Column {
   const char* text;  // header in text tables
   const char* csv;   // header in CSV
   const char* key;   // key in JSON rows
+  // A duration in ns: text shows the raw value in the column's one unit, named in the header.
+  bool duration = false;
 };
 
 struct Grid {
@@ -38,20 +40,6 @@ std::string Fixed(double value, int precision) {
   return std::string(buf, r.ptr);
 }
 
-// Same unit rule as the summary tables: integer ns below 1 us, else 3 decimals of us, ms or s.
-std::string DurationText(double ns) {
-  const uint64_t n = ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
-  auto three = [](uint64_t thousandths, const char* unit) {
-    std::string frac = std::to_string(thousandths % 1000);
-    frac.insert(0, 3 - frac.size(), '0');
-    return std::to_string(thousandths / 1000) + "." + frac + " " + unit;
-  };
-  if (n < 1000) return std::to_string(n) + " ns";
-  if (n < 1000000) return three(n, "us");
-  if ((n + 500) / 1000 < 1000000) return three((n + 500) / 1000, "ms");
-  return three((n + 500000) / 1000000, "s");
-}
-
 std::string Hex16(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
@@ -66,10 +54,21 @@ std::string GridText(const Grid& grid) {
   std::string out = grid.title + "\n";
   if (grid.text.empty()) return out + " (none)\n";
   const size_t n = grid.columns.size();
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows = grid.text;
+  for (size_t c = 0; c < n; ++c) {
+    header.push_back(grid.columns[c].text);
+    if (!grid.columns[c].duration) continue;
+    std::vector<double> values;
+    for (const auto& raw : grid.raw) values.push_back(raw[c].is_number() ? raw[c].get<double>() : 0.0);
+    const DurationUnit unit = UnitForColumn(values);
+    header[c] += std::string(" (") + unit.name + ")";
+    for (size_t r = 0; r < rows.size(); ++r) rows[r][c] = FormatInUnit(values[r], unit);
+  }
   std::vector<size_t> width(n);
   for (size_t c = 0; c < n; ++c) {
-    width[c] = std::string(grid.columns[c].text).size();
-    for (const auto& row : grid.text) width[c] = std::max(width[c], row[c].size());
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
   }
   auto render = [&](const std::vector<std::string>& cells) {
     std::string line;
@@ -80,13 +79,10 @@ std::string GridText(const Grid& grid) {
     }
     return line + "\n";
   };
-  std::vector<std::string> header, rule;
-  for (size_t c = 0; c < n; ++c) {
-    header.push_back(grid.columns[c].text);
-    rule.push_back(std::string(width[c], '-'));
-  }
+  std::vector<std::string> rule;
+  for (size_t c = 0; c < n; ++c) rule.push_back(std::string(width[c], '-'));
   out += render(header) + render(rule);
-  for (const auto& row : grid.text) out += render(row);
+  for (const auto& row : rows) out += render(row);
   return out;
 }
 
@@ -120,8 +116,8 @@ Grid BandwidthGrid(const StatsState& state) {
              {"Size", "Size (B)", "bytes"},
              {"Ranks", "Ranks", "nranks"},
              {"Instances", "Instances", "instances"},
-             {"Avg", "Avg (ns)", "avg_ns"},
-             {"Med", "Med (ns)", "med_ns"},
+             {"Avg", "Avg (ns)", "avg_ns", true},
+             {"Med", "Med (ns)", "med_ns", true},
              {"AlgBW (GB/s)", "AlgBW (GB/s)", "algbw_gbps"},
              {"BusBW (GB/s)", "BusBW (GB/s)", "busbw_gbps"}},
             {},
@@ -130,7 +126,7 @@ Grid BandwidthGrid(const StatsState& state) {
   for (const auto& row : state.bandwidth.Rows(state.comm_sizes)) {
     const std::string ranks = row.nranks > 0 ? std::to_string(row.nranks) : "?";
     grid.AddRow({row.func, SizeText(row.bytes), ranks, std::to_string(row.time.count()),
-                 DurationText(row.time.mean_ns()), DurationText(row.time.median_ns()),
+                 "", "",
                  Fixed(row.algbw_gbps, 2), row.has_busbw ? Fixed(row.busbw_gbps, 2) : "n/a"},
                 {row.func, row.bytes, row.nranks, row.time.count(),
                  std::round(row.time.mean_ns() * 10) / 10, std::round(row.time.median_ns() * 10) / 10,
@@ -147,8 +143,8 @@ Grid WorstGrid(const StatsState& state, size_t top_n) {
              {"Function", "Function", "func"},
              {"Seq", "Seq", "seq"},
              {"Ranks", "Ranks", "ranks"},
-             {"Delay", "Delay (ns)", "delay_ns"},
-             {"Lead", "Lead over next (ns)", "lead_ns"},
+             {"Delay", "Delay (ns)", "delay_ns", true},
+             {"Lead over next", "Lead over next (ns)", "lead_ns", true},
              {"First", "First", "first"},
              {"Next", "Next", "next"},
              {"Last", "Last", "last"}},
@@ -156,8 +152,7 @@ Grid WorstGrid(const StatsState& state, size_t top_n) {
             {}};
   for (const auto& w : state.stragglers.worst) {
     grid.AddRow({Hex16(w.comm), w.func, std::to_string(w.seq), std::to_string(w.participants),
-                 DurationText(static_cast<double>(w.delay_ns)),
-                 DurationText(static_cast<double>(w.lead_ns)), w.first, w.next, w.last},
+                 "", "", w.first, w.next, w.last},
                 {Hex16(w.comm), w.func, w.seq, w.participants, w.delay_ns, w.lead_ns, w.first,
                  w.next, w.last});
   }
@@ -169,11 +164,11 @@ Grid LinkGrid(const std::vector<SlowLinks::Finding>& findings, bool channels) {
                        "KernelStep transfer time; share of instances)"
                      : "Slowest peers (per collective instance, the peer with the most "
                        "KernelStep transfer time; share of instances)",
-            {{"Slowest in", "Slowest share", "slowest_share"},
+            {{"Slowest in (%)", "Slowest share", "slowest_share"},
              {"Instances", "Instances", "instances"},
-             {"Mean step", "Mean step transfer (ns)", "mean_step_transfer_ns"},
-             {"Median of siblings", "Median of siblings (ns)", "sibling_median_ns"},
-             {"Ratio", "Ratio", "ratio"},
+             {"Mean step", "Mean step transfer (ns)", "mean_step_transfer_ns", true},
+             {"Median of siblings", "Median of siblings (ns)", "sibling_median_ns", true},
+             {"Ratio (x)", "Ratio", "ratio"},
              {"Comm", "Comm", "comm"},
              {"Link", "Link", "link"}},
             {},
@@ -183,8 +178,8 @@ Grid LinkGrid(const std::vector<SlowLinks::Finding>& findings, bool channels) {
     const double ratio = f.sibling_median_ns > 0 ? f.mean_step_ns / f.sibling_median_ns : 0;
     const std::string link = ParticipantLabel(f.pid, f.comm_rank) + (f.send ? " send" : " recv") +
                              (channels ? " ch " : " peer ") + std::to_string(f.index);
-    grid.AddRow({Fixed(share, 1) + " %", std::to_string(f.instances), DurationText(f.mean_step_ns),
-                 DurationText(f.sibling_median_ns), Fixed(ratio, 2) + "x", Hex16(f.comm), link},
+    grid.AddRow({Fixed(share, 1), std::to_string(f.instances), "", "", Fixed(ratio, 2),
+                 Hex16(f.comm), link},
                 {std::round(share * 10) / 10, f.instances, std::round(f.mean_step_ns * 10) / 10,
                  std::round(f.sibling_median_ns * 10) / 10, std::round(ratio * 1000) / 1000,
                  Hex16(f.comm), link});
@@ -204,8 +199,8 @@ std::vector<Part> Parts(const StatsState& state, const StatsOptions& options) {
   auto table = [&](const char* key, const SummaryTable& t) { parts.push_back({key, &t, {}}); };
   auto grid = [&](const char* key, Grid g) { parts.push_back({key, nullptr, std::move(g)}); };
   const ActivityTables& t = state.tables;
-  if (options.Wants("host")) table("host", t.host);
-  if (options.Wants("gpu")) table("gpu", t.gpu);
+  if (options.Wants("host")) table("host", t.activity.host);
+  if (options.Wants("gpu")) table("gpu", t.activity.gpu);
   if (options.Wants("coll")) table("collectives", t.collectives);
   if (options.Wants("channel")) {
     table("kernelstep_wait_per_channel", t.wait_per_channel);

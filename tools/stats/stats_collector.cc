@@ -26,29 +26,49 @@ class StatsCollector : public TraceVisitor {
       state_->ranks.insert(header_.rank);
     }
     ++state_->events;
+    // Every Perfetto process is a rank: a file may hold several (two ranks in one OS process, or
+    // a merged trace), so ranks are counted by the pids their events are on.
+    int64_t pid = header_.rank, comm_rank = -1;
+    if (const Json* v = Field(json, "pid"); v != nullptr && AsInt64(*v, &pid) && pid != last_pid_) {
+      state_->ranks.insert(pid);
+      last_pid_ = pid;
+    }
     if (StringField(json, "ph") != "X") return true;
     const Json* args = Field(json, "args");
     if (args == nullptr || !args->is_object()) return true;
     const std::string cat = StringField(json, "cat");
-    int64_t pid = header_.rank, comm_rank = -1;
-    if (const Json* v = Field(json, "pid")) AsInt64(*v, &pid);
     uint64_t comm = 0;
     const bool has_comm = ParseCommHash(StringField(*args, "comm"), &comm);
     if (const Json* v = Field(*args, "rank"); v != nullptr && AsInt64(*v, &comm_rank) && has_comm) {
       state_->comm_sizes.NoteRank(comm, comm_rank);
     }
     const bool incomplete = IsTrue(*args, "incomplete");
-    int64_t dur_ns = 0;
+    int64_t dur_ns = 0, ts_ns = 0;
     const Json* dur = Field(json, "dur");
+    const Json* ts = Field(json, "ts");
+    const bool has_ts = ts != nullptr && UsToNs(*ts, &ts_ns);
     if (incomplete) {
       ++state_->incomplete_left_out;
-    } else if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns >= 0) {
-      state_->tables.AddSlice(cat, StringField(json, "name"), static_cast<uint64_t>(dur_ns));
+    } else if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns >= 0 && has_ts) {
+      // The same slice the plugin's summary saw, on a timeline all files share.
+      const std::string name = StringField(json, "name");
+      ActivitySlice slice;
+      slice.category = cat;
+      slice.name = name;
+      slice.start_ns = header_.base_realtime_ns + ts_ns;
+      slice.duration_ns = static_cast<uint64_t>(dur_ns);
+      slice.host_timed = IsTrue(*args, "host_timed");
+      slice.abandoned = IsTrue(*args, "abandoned");
+      slice.comm = has_comm ? comm : 0;
+      slice.rank = comm_rank;
+      if (const Json* v = Field(*args, "channel")) AsInt64(*v, &slice.channel);
+      state_->tables.AddSlice(slice);
     }
     if (cat == "Coll" || cat == "P2p") {
       OnCollective(json, *args, cat == "Coll", incomplete, pid, comm_rank, has_comm ? comm : 0);
     } else if (cat == "KernelStep") {
-      OnKernelStep(*args, incomplete, pid, comm_rank, has_comm ? comm : 0, has_comm);
+      OnKernelStep(*args, incomplete, pid, comm_rank, has_comm ? comm : 0, has_comm,
+                   header_.base_realtime_ns + ts_ns);
     }
     return true;
   }
@@ -89,7 +109,8 @@ class StatsCollector : public TraceVisitor {
     if (has_extent && !incomplete) {
       const uint64_t gpu_ns = static_cast<uint64_t>(gpu_end - gpu_start);
       state_->tables.AddCollective(func, bytes, is_coll ? StringField(args, "algo") : "",
-                                   is_coll ? StringField(args, "proto") : "", gpu_ns);
+                                   is_coll ? StringField(args, "proto") : "",
+                                   header_.base_realtime_ns + gpu_start, gpu_ns);
       state_->bandwidth.Add(func, bytes, comm, gpu_ns);
     }
     int64_t seq = 0;
@@ -106,8 +127,9 @@ class StatsCollector : public TraceVisitor {
   }
 
   void OnKernelStep(const Json& args, bool incomplete, int64_t pid, int64_t comm_rank,
-                    uint64_t comm, bool has_comm) {
+                    uint64_t comm, bool has_comm, int64_t start_ns) {
     KernelStepTimes step;
+    step.start_ns = start_ns;
     uint64_t start = 0, ready = 0, stop = 0, parent = 0;
     const Json* channel = Field(args, "channel");
     const Json* peer = Field(args, "peer");
@@ -143,6 +165,7 @@ class StatsCollector : public TraceVisitor {
   StatsState* state_;
   TraceHeader header_;
   bool has_header_ = false;
+  int64_t last_pid_ = INT64_MIN;  // saves a set lookup per event: pids come in long runs
   std::string problem_;
 };
 

@@ -1,0 +1,95 @@
+// The host-side and GPU-side activity tables, built from the slices a trace holds. The plugin
+// feeds it the slices its exporter writes, katrace-stats the slices it reads back from a trace, so
+// both print the same tables for one trace by construction.
+//
+// What it decides, in one place for both:
+// - Which slices count: every kind on the summarized side of katrace/event_kinds.h, leaving out
+//   incomplete slices (no true duration), KernelCh slices timed on the host (no GPU stamps) and
+//   abandoned KernelSteps (their stop never came).
+// - Row names: "<kind> <name>", without the repetition the raw names carry: "Group" not
+//   "Group Group", "GroupApi" not "GroupApi Group", "ProxyStep Recv" not "ProxyStep RecvStep",
+//   "KernelStep Send wait" not "KernelStepWait Send wait" (see RowName).
+// - GPU work counted once: NCCL reports one kernel's channel for every task it runs (the Send and
+//   the Recv of a group share one kernel), so KernelCh and CollGpu slices with the same
+//   communicator, rank, channel, start and duration are one instance, in a row naming every task
+//   ("KernelCh Send+Recv"). Sharers arrive together (they complete together); a slice is matched
+//   against the last kSharedWindow such slices, so memory stays bounded.
+// Thread safety: none.
+#ifndef KATRACE_COMMON_ACTIVITY_SUMMARY_H_
+#define KATRACE_COMMON_ACTIVITY_SUMMARY_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "common/summary_table.h"
+
+namespace katrace {
+
+// One slice as the trace has it.
+struct ActivitySlice {
+  std::string_view category;  // the trace's cat: "Coll", "KernelCh", "CollGpu", "KernelStepWait", ...
+  std::string_view name;
+  int64_t start_ns = 0;  // on the trace's timeline (any common origin)
+  uint64_t duration_ns = 0;
+  bool incomplete = false;
+  bool host_timed = false;  // KernelCh without GPU stamps
+  bool abandoned = false;   // KernelStep whose stop never came
+  // Identify GPU work several tasks report (KernelCh, CollGpu); channel -1 for CollGpu.
+  uint64_t comm = 0;
+  int64_t rank = -1;
+  int64_t channel = -1;
+};
+
+// "<category> <name>" without repetition (see the header note); |name| empty gives the category.
+std::string RowName(std::string_view category, std::string_view name);
+
+class ActivitySummary {
+ public:
+  static constexpr size_t kSharedWindow = 512;
+
+  ActivitySummary();
+  void Add(const ActivitySlice& slice);
+  // Counts the slices still waiting for sharers; call once before reading the tables.
+  void Finish();
+
+  SummaryTable host;
+  SummaryTable gpu;
+
+ private:
+  struct Target {
+    SummaryTable* table = nullptr;  // null: a kind the summary does not count
+    SummaryTable::Row* row = nullptr;
+  };
+  // A direct-mapped cache of (category, name) -> row: a few dozen pairs take every slice.
+  struct CacheEntry {
+    std::string category, name;
+    Target target;
+    bool used = false;
+  };
+  static constexpr size_t kCacheSize = 256;
+
+  Target Lookup(std::string_view category, std::string_view name);
+  SummaryTable* TableOf(std::string_view category);
+
+  using SharedKey = std::tuple<std::string, uint64_t, int64_t, int64_t, int64_t, uint64_t>;
+  struct Shared {
+    std::vector<std::string> names;  // distinct task names, in arrival order
+    int64_t start_ns;
+    uint64_t duration_ns;
+  };
+  void AddShared(const ActivitySlice& slice);
+  void FlushOldestShared();
+
+  std::vector<CacheEntry> cache_;
+  std::map<SharedKey, Shared> shared_;
+  std::deque<SharedKey> shared_order_;  // oldest first
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_COMMON_ACTIVITY_SUMMARY_H_
