@@ -35,8 +35,9 @@ void ChannelDrain::OnStart(const StepStart& start, WorkRegistry* registry,
     ++counters_.late;
     return;
   }
-  if (!emitter->Enabled()) {
-    // Left out on purpose, like a sampled-out step: the totals still add up.
+  // Left out on purpose, like a sampled-out step, so the totals still add up: with the mask off,
+  // or with a peer the descriptor's byte cannot name (PR #2316's own limit; kernel_step.h).
+  if (!emitter->Enabled() || start.peer < 0 || start.peer > ncclProfilerKernelStepPeerMax) {
     ++counters_.sampled_out;
     return;
   }

@@ -13,7 +13,7 @@ void* KernelStepEmitter::Start(void* parent, int channel, const StepStart& start
   descr.rank = rank_;
   descr.kernelStep.channelId = uint8_t(channel);
   descr.kernelStep.isSend = start.is_send ? 1 : 0;
-  descr.kernelStep.peer = start.peer;
+  descr.kernelStep.peer = uint8_t(start.peer);  // 0..255: the drain leaves wider peers out
   descr.kernelStep.step = start.step;
   descr.kernelStep.size = start.size_bytes;
   descr.kernelStep.startTs = start.wait_start_ns;

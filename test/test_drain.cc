@@ -172,7 +172,9 @@ class StepDrainTest : public ::testing::Test {
 TEST_F(StepDrainTest, EveryStepEmittedOnceWithItsParentAndFields) {
   constexpr int kChannels = 2;
   constexpr uint32_t kSteps = 50;
-  const std::vector<EmulatedRole> roles = {{true, 1}, {false, 3}, {true, 300}, {false, 70000}};
+  // Peers 255 and below travel exactly; 300 does not fit PR #2316's byte: its steps are left out
+  // and counted, never emitted with a wrapped peer.
+  const std::vector<EmulatedRole> roles = {{true, 1}, {false, 3}, {true, 255}, {false, 300}};
   StepRingBuffers buffers(kChannels, kStepRingDefaultDepthLog2);
   StepDrain drain(buffers.views(), plugin_.table(), plugin_.context(), plugin_.mask(), Config());
   std::vector<EmulatedChannel> channels;
@@ -197,13 +199,14 @@ TEST_F(StepDrainTest, EveryStepEmittedOnceWithItsParentAndFields) {
   drain.Flush();
   const uint64_t after_ns = RealtimeStepClock::NowNs();
 
-  const uint64_t total = kChannels * 3 * kSteps * roles.size();
+  const uint64_t per_role = kChannels * 3 * kSteps;
+  const uint64_t total = per_role * (roles.size() - 1);
   const DrainCounters counters = drain.Counters();
-  EXPECT_EQ(counters.seen, total);
+  EXPECT_EQ(counters.seen, per_role * roles.size());
   EXPECT_EQ(counters.lost_overrun, 0u);
   EXPECT_EQ(counters.abandoned, 0u);
   EXPECT_EQ(counters.late, 0u);
-  EXPECT_EQ(counters.sampled_out, 0u);
+  EXPECT_EQ(counters.sampled_out, per_role) << "the peer-300 role";
   EXPECT_EQ(drain.num_open_steps(), 0u);
   EXPECT_EQ(plugin_.num_bad_calls, 0);
 
@@ -216,7 +219,7 @@ TEST_F(StepDrainTest, EveryStepEmittedOnceWithItsParentAndFields) {
     EXPECT_TRUE(keys.emplace(ks.channelId, ks.isSend, ks.peer, tag, ks.step).second)
         << "emitted twice";
     EXPECT_LT(ks.step, kSteps);
-    EXPECT_EQ(ks.isSend, ks.peer == 1 || ks.peer == 300);
+    EXPECT_EQ(ks.isSend, ks.peer == 1 || ks.peer == 255);
     EXPECT_GE(ks.startTs, before_ns);
     EXPECT_LE(ks.startTs, ks.readyTs);
     EXPECT_EQ(e->num_states, 1);
@@ -399,8 +402,8 @@ TEST(DrainReportEncoding, EachCounterHasItsFieldAndSaturates) {
   EXPECT_EQ(d.startTs, 16u);
   EXPECT_EQ(d.step, 85u);
   EXPECT_EQ(d.size, 1u);
-  EXPECT_EQ(d.peer, 45);
-  EXPECT_EQ(d.readyTs, 2u);
+  EXPECT_EQ(d.peer, 0) << "a byte now: no counter travels there";
+  EXPECT_EQ(d.readyTs, (uint64_t{45} << 32) | 2u) << "sampled_out high, late low";
   const DrainCounters decoded = DecodeDrainReport(d);
   for (const DrainCounterField& f : kDrainCounterFields) {
     EXPECT_EQ(carried.*f.member, delta.*f.member) << f.name;
@@ -412,7 +415,7 @@ TEST(DrainReportEncoding, EachCounterHasItsFieldAndSaturates) {
     EXPECT_EQ(carried.*f.member, std::min(delta.*f.member, f.report_max)) << f.name;
     EXPECT_EQ(DecodeDrainReport(d).*f.member, carried.*f.member) << f.name;
   }
-  EXPECT_EQ(d.peer, INT_MAX);
+  EXPECT_EQ(d.readyTs, UINT64_MAX);
   EXPECT_EQ(d.step, UINT32_MAX);
 }
 
@@ -582,7 +585,7 @@ TEST_F(StepDrainTest, EmulatedSamplingAndLostCompletionsEndToEnd) {
   StepDrain drain(buffers.views(), plugin_.table(), plugin_.context(), plugin_.mask(), config);
   EmulatedChannel channel;
   channel.ring = buffers.view(0);
-  channel.roles = {{true, 1}, {false, 257}};
+  channel.roles = {{true, 1}, {false, 255}};
   for (uint32_t tag = 0; tag < 10; ++tag) {
     channel.works.push_back({tag, 13, 2048});
     drain.RegisterWork(0, true, tag, Parent(0, true, tag));

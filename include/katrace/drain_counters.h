@@ -7,7 +7,6 @@
 #ifndef KATRACE_DRAIN_COUNTERS_H_
 #define KATRACE_DRAIN_COUNTERS_H_
 
-#include <limits.h>
 #include <stdint.h>
 
 #include "nccl_profiler/kernel_step.h"
@@ -52,15 +51,16 @@ inline constexpr DrainCounterField kDrainCounterFields[] = {
      &DrainCounters::abandoned, UINT32_MAX,
      [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->size = static_cast<uint32_t>(v); },
      [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.size; }},
-    {"sampled_out", "steps left out on purpose: by sampling, or read with the mask off",
-     &DrainCounters::sampled_out, INT_MAX,
-     [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->peer = static_cast<int>(v); },
-     [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t {
-       return d.peer < 0 ? 0 : static_cast<uint64_t>(d.peer);
-     }},
+    // PR #2316's layout has no wide field left for these two, so they share readyTs: late in its
+    // low half, sampled_out in its high half.
+    {"sampled_out", "steps left out on purpose: by sampling, read with the mask off, or a peer above 255",
+     &DrainCounters::sampled_out, UINT32_MAX,
+     [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->readyTs = (d->readyTs & UINT32_MAX) | (v << 32); },
+     [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.readyTs >> 32; }},
     {"late", "steps whose work was retired or never registered; not emitted", &DrainCounters::late,
-     UINT64_MAX, [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->readyTs = v; },
-     [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.readyTs; }},
+     UINT32_MAX,
+     [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->readyTs = (d->readyTs & ~uint64_t{UINT32_MAX}) | v; },
+     [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.readyTs & UINT32_MAX; }},
 };
 constexpr int kDrainCounterCount = sizeof(kDrainCounterFields) / sizeof(kDrainCounterFields[0]);
 static_assert(kDrainCounterCount * sizeof(uint64_t) == sizeof(DrainCounters),

@@ -1,6 +1,6 @@
 // NCCL profiler ABI v6 (NCCL 2.29.2+): v5 plus the copy-engine events (CeColl, CeSync, CeBatch),
-// plus katrace's KernelStep extension as one more union member (32 bytes, so the descriptor
-// stays 112 bytes and every v5 offset is unchanged).
+// plus the KernelStep extension (PR #2316's layout) as one more union member (32 bytes, so the
+// descriptor stays 112 bytes and every v5 offset is unchanged).
 #ifndef NCCL_PROFILER_V6_H_
 #define NCCL_PROFILER_V6_H_
 
@@ -107,7 +107,7 @@ typedef struct {
       size_t totalBytes;
       bool useIntraSync;
     } ceCollBatch;
-    ncclProfilerKernelStepDescr_t kernelStep;  // katrace extension
+    ncclProfilerKernelStepDescr_t kernelStep;  // PR #2316's fork (kernel_step.h)
   };
 } ncclProfilerEventDescr_v6_t;
 
@@ -216,13 +216,26 @@ NCCL_PROFILER_V6_OFFSET(ceCollSync.nRanks, 28);
 NCCL_PROFILER_V6_OFFSET(ceCollBatch.numOps, 24);
 NCCL_PROFILER_V6_OFFSET(ceCollBatch.totalBytes, 32);
 NCCL_PROFILER_V6_OFFSET(ceCollBatch.useIntraSync, 40);
-NCCL_PROFILER_V6_OFFSET(kernelStep.channelId, 24);
-NCCL_PROFILER_V6_OFFSET(kernelStep.isSend, 25);
-NCCL_PROFILER_V6_OFFSET(kernelStep.peer, 28);
-NCCL_PROFILER_V6_OFFSET(kernelStep.step, 32);
-NCCL_PROFILER_V6_OFFSET(kernelStep.size, 36);
-NCCL_PROFILER_V6_OFFSET(kernelStep.startTs, 40);
-NCCL_PROFILER_V6_OFFSET(kernelStep.readyTs, 48);
+// KernelStep as PR #2316's fork lays it out (natural alignment). With isSend a byte (the default):
+// channelId @24, isSend @25, peer @26, step @28, size @32, startTs @40, readyTs @48.
+#define NCCL_PROFILER_V6_KERNEL_STEP(at_is_send, at_peer, at_step, at_size, at_start, at_ready) \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.channelId, 24);                                      \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.isSend, at_is_send);                                 \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.peer, at_peer);                                      \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.step, at_step);                                      \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.size, at_size);                                      \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.startTs, at_start);                                  \
+  NCCL_PROFILER_V6_OFFSET(kernelStep.readyTs, at_ready)
+#if KATRACE_KERNEL_STEP_IS_SEND_BYTES == 1
+NCCL_PROFILER_V6_KERNEL_STEP(25, 26, 28, 32, 40, 48);
+#elif KATRACE_KERNEL_STEP_IS_SEND_BYTES == 2
+NCCL_PROFILER_V6_KERNEL_STEP(26, 28, 32, 36, 40, 48);
+#else
+NCCL_PROFILER_V6_KERNEL_STEP(28, 32, 36, 40, 48, 56);
+#endif
+#undef NCCL_PROFILER_V6_KERNEL_STEP
+NCCL_PROFILER_ABI_ASSERT(sizeof(ncclProfilerKernelStepIsSend_t) == KATRACE_KERNEL_STEP_IS_SEND_BYTES,
+                         "isSend has the configured width");
 NCCL_PROFILER_ABI_ASSERT(sizeof(ncclProfilerKernelStepDescr_t) <= 88, "KernelStep member must fit the union");
 #undef NCCL_PROFILER_V6_OFFSET
 #endif

@@ -19,7 +19,7 @@ ncclResult_t FinalizeUnused(void*) { return ncclSuccess; }
 bool IsDrainReport(const ncclProfilerEventDescr_v6_t* descr) {
   return descr->type == static_cast<uint64_t>(ncclProfileKernelStep) &&
          descr->parentObj == nullptr &&
-         descr->kernelStep.isSend == static_cast<uint8_t>(ncclProfilerKernelStepReport);
+         descr->kernelStep.isSend == static_cast<ncclProfilerKernelStepIsSend_t>(ncclProfilerKernelStepReport);
 }
 
 }  // namespace
