@@ -60,6 +60,9 @@ struct Context {
   std::atomic<EventPool*> pools[kKindCount] = {};
   std::mutex pool_mu;  // only taken to create a pool, once per kind
   std::atomic<bool> finalized{false};
+  // The serial of the communicator finalized last in this slot, so an event that still names it
+  // is counted as lost rather than ignored (0: none).
+  std::atomic<uint64_t> retired_serial{0};
   // The slot may take a new communicator: never used, or retired and its pools freed.
   std::atomic<bool> reusable{true};
 };
@@ -70,6 +73,16 @@ struct RetiredPools {
   std::vector<EventPool*> pools;
   size_t bytes;
 };
+
+// A kStateUnrecordedChildren notice that the completing thread could not write (it has no capture
+// buffer: beyond KATRACE_BUFFER_MB). The next finalize writes it from its own thread.
+struct PendingNotice {
+  uint64_t id;
+  uint32_t count;
+  uint16_t context;
+  Kind kind;
+};
+constexpr size_t kMaxPendingNotices = 256;
 
 struct Session {
   uint64_t serial = 0;  // distinguishes this session's thread buffers from an earlier one's
@@ -87,12 +100,17 @@ struct Session {
   int* nccl_mask = nullptr;  // NCCL's process-global activation mask (it re-reads it per operation)
   std::atomic<int> config_mask{0};
   std::atomic<bool> drop_warned[kKindCount] = {};
+  std::atomic<bool> after_finalize_warned{false};
+  std::atomic<bool> budget_warned{false};
   std::atomic<uint64_t> drain[kDrainCounterCount] = {};  // kDrainCounterFields order
   CaptureCounters counters;
   StringTable strings;
   AppendPolicy policy;
   std::unique_ptr<SpoolWriter> spool;
   bool spooling = false;
+  std::mutex notices_mu;  // cold: taken only when a notice found no buffer
+  PendingNotice pending_notices[kMaxPendingNotices];  // under notices_mu
+  size_t num_pending_notices = 0;                     // under notices_mu
   std::mutex retire_mu;
   std::vector<RetiredPools> retired;  // under retire_mu
   size_t retired_bytes = 0;           // under retire_mu
@@ -144,8 +162,7 @@ ThreadBuffer* BufferForThisThread(Session* s) {
   if (b != nullptr) {
     pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1));
   } else if (s->spooling) {
-    static std::atomic<bool> warned{false};
-    WarnOnce(&warned, "the capture buffer budget (KATRACE_BUFFER_MB) is spent by " +
+    WarnOnce(&s->budget_warned, "the capture buffer budget (KATRACE_BUFFER_MB) is spent by " +
                           std::to_string(s->config.buffer_budget_bytes / s->config.thread_buffer_bytes) +
                           " threads; events of further threads are dropped and counted");
   }
@@ -217,10 +234,38 @@ bool Resolve(Session* s, const void* handle, SlotRef* out) {
 
 void ReleaseSlot(Session* s, const SlotRef& ref);
 
+// Names the announced KernelCh children of a Coll/P2p that were not recorded, for the export.
+// Never dropped while the writer runs: without it the export would write a complete Coll as
+// incomplete. False when this thread has no capture buffer.
+bool WriteNotice(Session* s, const PendingNotice& n) {
+  spool::StateBody body{n.id, NowTicks(), spool::kStateUnrecordedChildren, 0, n.count};
+  AppendPolicy waiting = s->policy;
+  waiting.drop_when_full = false;
+  return s->spooling && AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kState,
+                                     static_cast<int>(n.kind), n.context, 0, body);
+}
+
+// Writes the notices threads without a buffer left behind (finalize and exit, cold).
+void WritePendingNotices(Session* s) {
+  std::lock_guard<std::mutex> lock(s->notices_mu);
+  for (size_t i = 0; i < s->num_pending_notices; ++i) WriteNotice(s, s->pending_notices[i]);
+  s->num_pending_notices = 0;
+}
+
 // Gives the slot back once the event and all its children are done. Runs on whichever thread
 // released the last hold; no other thread touches the slot until it is acquired again.
-void Complete(Session* s, EventPool* pool, uint32_t index) {
+void Complete(Session* s, EventPool* pool, uint32_t index, uint16_t context, Kind kind) {
   EventSlot& slot = pool->slot(index);
+  // The export waits for every KernelCh a Coll/P2p announced; those dropped here are named once,
+  // when nothing can be added any more. Never dropped while the writer runs: without it the
+  // export would write a complete Coll as incomplete.
+  const uint32_t unrecorded = slot.unrecorded_awaited.load(std::memory_order_relaxed);
+  if (unrecorded != 0 && slot.recorded && !WriteNotice(s, {slot.id, unrecorded, context, kind})) {
+    std::lock_guard<std::mutex> lock(s->notices_mu);
+    if (s->num_pending_notices < kMaxPendingNotices) {
+      s->pending_notices[s->num_pending_notices++] = {slot.id, unrecorded, context, kind};
+    }
+  }
   SlotRef parent;
   bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
@@ -231,17 +276,86 @@ void Complete(Session* s, EventPool* pool, uint32_t index) {
 }
 
 void ReleaseSlot(Session* s, const SlotRef& ref) {
-  if (SlotState::ReleaseHold(&ref.slot->state, ref.fields.generation)) Complete(s, ref.pool, ref.index);
+  if (SlotState::ReleaseHold(&ref.slot->state, ref.fields.generation)) {
+    Complete(s, ref.pool, ref.index, static_cast<uint16_t>(ref.fields.context), ref.fields.kind);
+  }
+}
+
+// A task's activation mask as NCCL snapshotted it, packed into 17 bits for the slot's task_mask
+// word and for the generation field of an untracked handle (which names no slot): NCCL's 15
+// bits, the KernelStep bit, and whether the event awaits KernelCh children.
+constexpr uint32_t kPackedKernelStep = 1u << 15;
+constexpr uint32_t kPackedAwaitsKernelCh = 1u << 16;
+constexpr uint64_t kPackedMaskBits = (1u << 17) - 1;
+
+uint32_t PackMask(int mask, bool awaits_kernel_ch) {
+  return (static_cast<uint32_t>(mask) & 0x7fff) | ((mask & ncclProfileKernelStep) ? kPackedKernelStep : 0) |
+         (awaits_kernel_ch ? kPackedAwaitsKernelCh : 0);
+}
+
+int UnpackMask(uint32_t packed) {
+  return static_cast<int>(packed & 0x7fff) | ((packed & kPackedKernelStep) ? ncclProfileKernelStep : 0);
+}
+
+// NCCL reads its mask once per API call and copies it into the task: every event of that task
+// (Coll/P2p, ProxyOp, ProxyStep, NetPlugin, KernelCh, KernelStep, KernelLaunch) follows that
+// snapshot, however the mask changed since. Only ProxyCtrl and CE events read it afresh.
+bool FollowsTaskMask(Kind kind) {
+  switch (kind) {
+    case Kind::kColl:
+    case Kind::kP2p:
+    case Kind::kProxyOp:
+    case Kind::kProxyStep:
+    case Kind::kNetPlugin:
+    case Kind::kKernelCh:
+    case Kind::kKernelStep:
+    case Kind::kKernelLaunch: return true;
+    default: return false;
+  }
+}
+
+// The packed mask of the task |parent_obj| belongs to; false when the parent is not known (no
+// parent, a foreign value, or a slot that has since held another event).
+bool ParentTaskMask(Session* s, void* parent_obj, uint32_t* packed) {
+  HandleFields f;
+  if (parent_obj == nullptr || !DecodeHandle(parent_obj, &f)) return false;
+  if (f.slot == kUntrackedSlot) {
+    *packed = f.generation & kPackedMaskBits;
+    return true;
+  }
+  SlotRef p;
+  if (!Resolve(s, parent_obj, &p)) return false;
+  const uint64_t w = p.slot->task_mask.load(std::memory_order_acquire);
+  if ((w >> 40) != (p.fields.generation & kGenerationMask)) return false;
+  *packed = static_cast<uint32_t>(w & kPackedMaskBits);
+  return true;
+}
+
+// A KernelCh its Coll/P2p announced will never hold the parent (dropped before it had a slot):
+// the announced hold is given back, so the parent completes, and counted, so the export stops
+// waiting too. A hold of our own keeps the parent from completing between the two steps.
+void ForgoAnnouncedChild(Session* s, void* parent_obj) {
+  SlotRef p;
+  if (parent_obj == nullptr || !Resolve(s, parent_obj, &p)) return;
+  if (!SlotState::TryHold(&p.slot->state, p.fields.generation, false)) return;
+  bool last = false;
+  if (SlotState::ForgoExpected(&p.slot->state, p.fields.generation, &last)) {
+    p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);  // ordered by the release below
+  }
+  ReleaseSlot(s, p);
 }
 
 // Links a new event to its parent: takes a hold on a live parent (so it cannot complete first)
 // and copies what the child inherits, or, if the parent already completed, keeps its record id
-// from the slot's tombstone.
-uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj, uint64_t* parent_id) {
+// from the slot's tombstone. |*took_announced|: the child took one of the KernelCh holds its
+// parent announced.
+uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj, uint64_t* parent_id,
+                      bool* took_announced) {
   SlotRef p;
   *parent_id = 0;
+  *took_announced = false;
   if (parent_obj == nullptr || !Resolve(s, parent_obj, &p)) return 0;
-  if (SlotState::TryHold(&p.slot->state, p.fields.generation, kind == Kind::kKernelCh)) {
+  if (SlotState::TryHold(&p.slot->state, p.fields.generation, kind == Kind::kKernelCh, took_announced)) {
     *parent_id = p.slot->id;
     child->parent_handle = parent_obj;
     child->func = p.slot->func;
@@ -253,11 +367,25 @@ uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj,
   uint64_t t = p.slot->tombstone.load(std::memory_order_acquire);
   if ((t >> 40) != (p.fields.generation & kGenerationMask)) return 0;
   *parent_id = t & ((1ull << 40) - 1);
-  // A Coll/P2p always starts after its API event stopped (enqueue, then launch): that is the
-  // normal order, not a late child.
-  bool api_parent = p.fields.kind == Kind::kGroupApi || p.fields.kind == Kind::kCollApi ||
-                    p.fields.kind == Kind::kP2pApi;
-  return api_parent ? 0 : spool::kStartLateChild;
+  // Late means the parent's work was retired before this child started. A parent whose stop
+  // only says "enqueued" completes at that stop, and its children follow it in NCCL's normal
+  // order: a Coll/P2p after its API call, a ProxyOp or KernelStep after a Coll/P2p that awaited
+  // no KernelCh. A Coll/P2p that awaited its KernelCh, or a ProxyOp (stopped when its steps are
+  // done), was released only when its work was.
+  switch (p.fields.kind) {
+    case Kind::kGroupApi:
+    case Kind::kCollApi:
+    case Kind::kP2pApi:
+    case Kind::kGroup:
+    case Kind::kKernelLaunch: return 0;
+    case Kind::kColl:
+    case Kind::kP2p: {
+      const uint64_t w = p.slot->task_mask.load(std::memory_order_acquire);
+      const bool awaited = (w >> 40) == (p.fields.generation & kGenerationMask) && (w & kPackedAwaitsKernelCh);
+      return awaited ? spool::kStartLateChild : 0;
+    }
+    default: return spool::kStartLateChild;
+  }
 }
 
 void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
@@ -265,6 +393,21 @@ void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
   for (int i = 0; i < kDrainCounterCount; ++i) {
     s->drain[i].fetch_add(report.*kDrainCounterFields[i].member, std::memory_order_relaxed);
   }
+}
+
+// An event for a communicator that was already finalized (NCCL's shared proxy thread can still
+// report for it) cannot be recorded: it is counted as lost against its kind, never ignored.
+void CountIfFinalized(Session* s, void* context, Kind kind) {
+  uint32_t index = 0;
+  uint64_t serial = 0;
+  if (context == nullptr || !DecodeContext(context, &index, &serial) || index == kForeignContext ||
+      index >= kMaxContexts || serial == 0 ||
+      s->context_storage[index].retired_serial.load(std::memory_order_relaxed) != serial) {
+    return;
+  }
+  s->counters.dropped[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+  WarnOnce(&s->after_finalize_warned,
+           "events for an already finalized communicator cannot be recorded: they are dropped and counted in the trace");
 }
 
 // Children copy facts from these parents (func, channel, peer, direction), so they keep a slot
@@ -390,7 +533,7 @@ void ClaimLiveSlots(Session* s, Context* ctx) {
     EventPool* pool = ctx->pools[k].load(std::memory_order_acquire);
     if (pool == nullptr) continue;
     for (uint32_t i = 0; i < pool->size(); ++i) {
-      if (SlotState::TryClaimLive(&pool->slot(i).state)) Complete(s, pool, i);
+      if (SlotState::TryClaimLive(&pool->slot(i).state)) Complete(s, pool, i, static_cast<uint16_t>(ctx->index), static_cast<Kind>(k));
     }
   }
 }
@@ -399,6 +542,8 @@ void ClaimLiveSlots(Session* s, Context* ctx) {
 // period, after which the slot can take a new communicator.
 void RetireContext(Session* s, Context* ctx) {
   ClaimLiveSlots(s, ctx);
+  WritePendingNotices(s);
+  ctx->retired_serial.store(ctx->serial & kContextSerialMask, std::memory_order_relaxed);
   ThreadBuffer* b = s->spooling ? BufferForThisThread(s) : nullptr;
   spool::CommEndBody end{NowTicks()};
   AppendRecord(b, s->policy, spool::RecordType::kCommEnd, 0, static_cast<uint16_t>(ctx->index), 0, end);
@@ -465,6 +610,7 @@ struct ExitFlush {
     g_session_closed_at_exit.store(s);
     // NCCL may be tearing itself down too: report on stderr, not through its logger.
     ClearNcclLogger();
+    WritePendingNotices(s);
     CloseSession(s);
   }
 };
@@ -590,16 +736,25 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
     SlotRef parent;
     if (d->parentObj != nullptr && Resolve(s, d->parentObj, &parent)) ctx = parent.ctx;
   }
-  if (ctx == nullptr) return ncclSuccess;
+  if (ctx == nullptr) {
+    if (!foreign) CountIfFinalized(s, context, kind);
+    return ncclSuccess;
+  }
   if (kind == Kind::kKernelStep && d->parentObj == nullptr && d->kernelStep.isSend == ncclProfilerKernelStepReport) {
     HandleDrainReport(s, d->kernelStep);
     return ncclSuccess;
   }
   int k = static_cast<int>(kind);
-  int mask = LiveMask(s);
+  // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
+  // has just read it for an API call, ProxyCtrl or CE event).
+  uint32_t parent_mask = 0;
+  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(s, d->parentObj, &parent_mask)
+                       ? UnpackMask(parent_mask)
+                       : LiveMask(s);
   bool record = (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
   if (!record && !PassesFactsToChildren(kind)) {
-    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, 0);
+    // Its children still learn the task's mask from the handle.
+    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false));
     return ncclSuccess;
   }
   // Read once, as early as the event is known to be recorded.
@@ -613,6 +768,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
                  " live events per communicator) is full" + (pool == nullptr ? " (out of memory)" : "") +
                  ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
                  kKindInfo[k].pool_env);
+    if (kind == Kind::kKernelCh && !foreign) ForgoAnnouncedChild(s, d->parentObj);
     return ncclSuccess;
   }
   EventSlot& slot = pool->slot(index);
@@ -630,8 +786,12 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   if (kind == Kind::kColl && (mask & ncclProfileKernelCh)) expected = d->coll.nChannels;
   if (kind == Kind::kP2p && (mask & ncclProfileKernelCh)) expected = d->p2p.nChannels;
   uint16_t flags = StartFlags(kind, d) | (expected != 0 ? spool::kStartAwaitsKernelCh : 0);
+  slot.unrecorded_awaited.store(0, std::memory_order_relaxed);
+  // Published with the state below; read by children through their handle, also once completed.
+  slot.task_mask.store((static_cast<uint64_t>(gen) << 40) | PackMask(mask, expected != 0), std::memory_order_relaxed);
   spool::StartBody start{slot.id, 0, ticks};
-  if (!foreign) flags |= AttachParent(s, &slot, kind, d->parentObj, &start.parent_id);
+  bool took_announced = false;
+  if (!foreign) flags |= AttachParent(s, &slot, kind, d->parentObj, &start.parent_id, &took_announced);
   CaptureTarget target{BufferForThisThread(s), &s->policy, &s->strings};
   if (kind == Kind::kColl || kind == Kind::kP2p) {
     const char* func = kind == Kind::kColl ? d->coll.func : d->p2p.func;
@@ -647,6 +807,13 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   // Kinds NCCL reports only because a descendant is on are tracked for their links, not recorded.
   slot.recorded = record && RecordStart(target, kind, static_cast<uint16_t>(ctx->index), flags, start, d,
                                         InheritedFacts{slot.func, slot.peer, slot.channel, slot.direction});
+  // An announced KernelCh whose record was lost (buffer full in drop mode, or beyond the buffer
+  // budget) still holds its parent here, but the export will never see it: the parent, which
+  // this child holds live, names it at completion.
+  if (took_announced && !slot.recorded) {
+    SlotRef p;
+    if (Resolve(s, slot.parent_handle, &p)) p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);
+  }
   slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
   *handle = EncodeHandle(ctx->index, kind, index, gen);
   return ncclSuccess;
@@ -670,14 +837,17 @@ ncclResult_t CoreStop(void* handle) {
                  static_cast<uint16_t>(ref.fields.context), 0, body);
   }
   s->nvtx.End(nvtx_range);
-  if (last) Complete(s, ref.pool, ref.index);
+  if (last) Complete(s, ref.pool, ref.index, static_cast<uint16_t>(ref.fields.context), ref.fields.kind);
   return ncclSuccess;
 }
 
 ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args) {
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
-  if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
+  // katrace's own state number in the spool is never taken from NCCL.
+  if (s == nullptr || handle == nullptr || state == spool::kStateUnrecordedChildren || !Resolve(s, handle, &ref)) {
+    return ncclSuccess;
+  }
   if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation) ||
       !ref.slot->recorded) {
     return ncclSuccess;
@@ -710,6 +880,7 @@ ncclResult_t CoreFinalize(void* context) {
   // Last communicator: the capture is closed and the trace built (NCCL unloads the library after
   // this returns), then everything is freed.
   ClaimLiveSlots(s, ContextAt(s, kForeignContext));
+  WritePendingNotices(s);
   g_session.store(nullptr, std::memory_order_release);
   CloseSession(s);
   FreeRetiredPools(s, UINT64_MAX);

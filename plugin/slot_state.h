@@ -45,12 +45,32 @@ struct SlotState {
 
   // A child takes a hold on its parent. A KernelCh child takes over one of the announced holds
   // instead of adding one. Fails if the slot no longer holds that generation or has completed.
-  static bool TryHold(std::atomic<uint64_t>* state, uint32_t generation, bool kernel_ch) {
+  // |*took_expected| says whether it was an announced one.
+  static bool TryHold(std::atomic<uint64_t>* state, uint32_t generation, bool kernel_ch,
+                      bool* took_expected = nullptr) {
     uint64_t w = state->load(std::memory_order_acquire);
     for (;;) {
       if (Generation(w) != generation || !(w & kLive) || Holds(w) == 0 || Holds(w) == kHoldsMask) return false;
-      uint64_t next = kernel_ch && Expected(w) > 0 ? w - kExpectedOne : w + 1;
-      if (state->compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+      const bool expected = kernel_ch && Expected(w) > 0;
+      uint64_t next = expected ? w - kExpectedOne : w + 1;
+      if (state->compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (took_expected != nullptr) *took_expected = expected;
+        return true;
+      }
+    }
+  }
+
+  // An announced KernelCh child that will never hold the slot (dropped): its announced hold is
+  // given back. False when none was left; |*last| says whether it was the last hold (the caller
+  // must then complete the event).
+  static bool ForgoExpected(std::atomic<uint64_t>* state, uint32_t generation, bool* last) {
+    uint64_t w = state->load(std::memory_order_acquire);
+    for (;;) {
+      if (Generation(w) != generation || !(w & kLive) || Expected(w) == 0 || Holds(w) == 0) return false;
+      if (state->compare_exchange_weak(w, w - kExpectedOne - 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        *last = Holds(w) == 1;
+        return true;
+      }
     }
   }
 

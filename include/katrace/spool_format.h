@@ -175,6 +175,12 @@ struct StateBody {
 };
 static_assert(sizeof(StateBody) <= kMaxEventBody, "state body");
 
+// katrace's own State, never one of NCCL's (theirs are non-negative; the plugin ignores this
+// number from NCCL): written on a Coll/P2p when it completes in the plugin, |value| of the
+// KernelCh children it announced (kStartAwaitsKernelCh) were not recorded (dropped: pool full,
+// buffer full, budget). The export then stops waiting for them.
+constexpr int32_t kStateUnrecordedChildren = -1;
+
 struct StopBody {
   uint64_t id;
   uint64_t ticks;

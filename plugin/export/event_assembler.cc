@@ -10,8 +10,6 @@ using spool::RecordType;
 
 constexpr uint32_t kDenseStrings = 1u << 20;
 
-bool IsApi(Kind k) { return k == Kind::kGroupApi || k == Kind::kCollApi || k == Kind::kP2pApi; }
-
 }  // namespace
 
 uint64_t PayloadBytes(const std::string* datatype, uint64_t count) {
@@ -191,8 +189,10 @@ void EventAssembler::OnStart(const MergedRecord& r) {
     default:
       break;
   }
-  // The parent: live (it then waits for us), recently completed (we are late, unless it is the
-  // API call a Coll/P2p follows by design), or not recorded (no parent written).
+  // The parent: live (it then waits for us), recently completed, or not recorded (no parent
+  // written). Late is the capture's verdict (kStartLateChild: the parent's work was retired
+  // before this started), not "the parent completed first", which is NCCL's normal order for a
+  // ProxyOp after its Coll's stop.
   if (sb.parent_id != 0) {
     uint32_t p = live_.Find(sb.parent_id);
     if (p != IdMap::kMissing) {
@@ -214,14 +214,12 @@ void EventAssembler::OnStart(const MergedRecord& r) {
       }
     } else {
       Kind parent_kind;
-      if (done_.Find(sb.parent_id, &parent_kind)) {
-        e.parent_id = sb.parent_id;
-        if (!IsApi(parent_kind)) {
-          e.flags |= kEvLateChild;
-          ++counts_.late;
-        }
-      }
+      if (done_.Find(sb.parent_id, &parent_kind)) e.parent_id = sb.parent_id;
     }
+  }
+  if (f & spool::kStartLateChild) {
+    e.flags |= kEvLateChild;
+    ++counts_.late;
   }
   // The capture flags a task whose KernelCh bit was in NCCL's live mask: only then do its
   // channels announce themselves (the process-wide mask may have changed during the run).
@@ -242,9 +240,18 @@ void EventAssembler::OnState(const MergedRecord& r) {
     return;
   }
   Live& l = pool_[idx];
+  const int32_t state = s.state;
+  // The capture's word that announced KernelCh children were dropped: stop waiting for them.
+  // It comes when the event completed in the plugin, so usually after its stop.
+  if (state == spool::kStateUnrecordedChildren) {
+    uint64_t n = s.value < l.expected ? s.value : l.expected;
+    l.expected -= static_cast<uint32_t>(n);
+    l.holds -= static_cast<uint32_t>(n);
+    if (l.holds == 0) Complete(idx);
+    return;
+  }
   if (l.stopped) return;  // as the plugin did: states after the stop are ignored
   AssembledEvent& e = l.ev;
-  const int32_t state = s.state;
   // Kept as plain ints: NCCL's state numbers are open-ended.
   if (state == static_cast<int32_t>(ncclProfilerKernelChStop)) {
     if (e.kind == Kind::kKernelCh) {

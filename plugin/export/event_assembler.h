@@ -2,7 +2,9 @@
 // events, and decides completion as the live plugin did with its slot holds: an event is complete
 // when it stopped and every recorded child that started has completed; a Coll/P2p also waits for
 // its nchannels KernelCh children when its Start carries kStartAwaitsKernelCh (KernelCh was in
-// NCCL's mask for that task); one still waiting at the end of the spool is incomplete. A GPU child widens its parent's
+// NCCL's mask for that task), less those the capture names as dropped (kStateUnrecordedChildren);
+// one still waiting at the end of the spool is incomplete. Late is the capture's flag
+// (kStartLateChild). A GPU child widens its parent's
 // GPU extent when it completes. Memory: the live events plus a bounded window of recently
 // completed ids (so a late child still names its parent); never the whole run.
 #ifndef KATRACE_PLUGIN_EXPORT_EVENT_ASSEMBLER_H_
