@@ -131,6 +131,47 @@ TEST(TraceHeaderTest, ProbesTheHeaderOfASyntheticTrace) {
   EXPECT_EQ(probe.read.status, ReadStatus::kStopped);
 }
 
+// A file of two ranks lists both in the header; an older one-rank header still gives its rank.
+TEST(TraceHeaderTest, ReadsTheRanksOfAFile) {
+  TempDir dir;
+  SyntheticRankOptions a, b;
+  a.pid = 6;
+  b.rank = 1;
+  b.pid = 7;
+  std::string text;
+  WriteSyntheticProcessTrace({a, b}, [&text](std::string_view piece) { text.append(piece); });
+  const HeaderProbe probe = ProbeHeader(dir.Write("two.json", text));
+  ASSERT_TRUE(probe.found) << probe.problem;
+  EXPECT_EQ(probe.header.rank, 6);
+  EXPECT_EQ(probe.header.Pids(), (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(probe.header.ranks[1].world_rank, 7);
+  EXPECT_EQ(probe.header.ranks[1].cuda_device, 1);
+  SyntheticRankOptions old;
+  old.rank = 3;
+  const HeaderProbe one = ProbeHeader(dir.Write("old.json", SyntheticTraceText(old)));
+  ASSERT_TRUE(one.found) << one.problem;
+  EXPECT_EQ(one.header.Pids(), (std::vector<int64_t>{3}));
+  // Same host, OS pid and clock base: copies of one capture; another OS pid is another process.
+  TraceHeader copy = one.header;
+  EXPECT_TRUE(copy.SameCapture(one.header));
+  copy.os_pid += 1;
+  EXPECT_FALSE(copy.SameCapture(one.header));
+}
+
+TEST(TraceHeaderTest, ABadRanksListIsNamed) {
+  Json header = Json::parse(R"({"format":"katrace-trace","version":1,"rank":0,"host":"h",
+      "os_pid":1,"base_realtime_ns":1,"base_monotonic_ns":1,"ranks":[{"world_rank":0}]})");
+  TraceHeader parsed;
+  std::vector<std::string> problems;
+  EXPECT_FALSE(ParseHeader(header, &parsed, &problems));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "header 'ranks' entry without an integer 'pid': {\"world_rank\":0}");
+  header["ranks"] = 5;
+  problems.clear();
+  EXPECT_FALSE(ParseHeader(header, &parsed, &problems));
+  EXPECT_EQ(problems.at(0).rfind("header 'ranks' must be an array", 0), 0u);
+}
+
 struct Rec {
   uint64_t key;
   uint64_t order;

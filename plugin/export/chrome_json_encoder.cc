@@ -1,5 +1,7 @@
 #include "plugin/export/chrome_json_encoder.h"
 
+#include <stdio.h>
+
 namespace katrace {
 namespace exporting {
 
@@ -112,6 +114,32 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   buf_.Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);
   buf_.Raw(",\"gpu_offset_ns\":").Int(t.gpu_offset_ns).Raw(",\"gpu_offset_error_ns\":").Int(t.gpu_offset_error_ns);
   buf_.Raw(",\"gpu_offset_samples\":").Uint(t.gpu_offset_samples);
+  // Drift in ppm to the ppb, as text (a fit's drift is always finite).
+  auto ppm = [](double v) {
+    char b[32];
+    snprintf(b, sizeof(b), "%.3f", v == v && v > -1e9 && v < 1e9 ? v : 0.0);
+    return std::string(b);
+  };
+  buf_.Raw(",\n\"gpu_clocks\":[");
+  for (size_t i = 0; i < t.gpu_clocks.size(); ++i) {
+    const FooterGpuClock& g = t.gpu_clocks[i];
+    buf_.Raw(i ? ",\n{\"cuda_device\":" : "\n{\"cuda_device\":").Int(g.cuda_device).Raw(",\"pid\":").Int(g.pid);
+    buf_.Raw(",\"comms\":[");
+    for (size_t k = 0; k < g.comms.size(); ++k) buf_.Raw(k ? ",\"" : "\"").Hex64(g.comms[k]).Raw("\"");
+    buf_.Raw("],\"offset_ns\":").Int(g.offset_ns).Raw(",\"drift_ppm\":").Raw(ppm(g.drift_ppm));
+    buf_.Raw(",\"error_ns\":").Int(g.error_ns).Raw(",\"band_empty\":").Raw(g.band_empty ? "true" : "false");
+    buf_.Raw(",\"realtime_prior\":").Raw(g.prior ? "true" : "false");
+    buf_.Raw(",\"upper_bounds\":").Uint(g.upper_bounds).Raw(",\"lower_bounds\":").Uint(g.lower_bounds);
+    buf_.Raw(",\"unlaunched\":").Uint(g.unlaunched).Raw(",\"outliers\":").Uint(g.outliers);
+    buf_.Raw(",\"quantum_ns\":").Uint(g.quantum_ns).Raw(",\"segments\":[");
+    for (size_t k = 0; k < g.segments.size(); ++k) {
+      const FooterGpuSegment& sg = g.segments[k];
+      buf_.Raw(k ? ",{\"from_ns\":" : "{\"from_ns\":").Int(sg.from_ns).Raw(",\"offset_ns\":").Int(sg.offset_ns);
+      buf_.Raw(",\"drift_ppm\":").Raw(ppm(sg.drift_ppm)).Raw(",\"error_ns\":").Int(sg.error_ns).Raw("}");
+    }
+    buf_.Raw("]}");
+  }
+  buf_.Raw("]");
   buf_.Raw(",\n\"drain\":{");
   for (int i = 0; i < kDrainCounterCount; ++i) {
     buf_.Raw(i ? "," : "").Key(kDrainCounterFields[i].name).Uint(t.drain.*kDrainCounterFields[i].member);
@@ -123,7 +151,7 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
     const FooterComm& c = t.comms[i];
     buf_.Raw(i ? ",\n" : "\n").Raw("{\"comm\":\"").Hex64(c.comm_hash).Raw("\",\"name\":").String(c.name);
     buf_.Raw(",\"rank\":").Int(c.rank).Raw(",\"nranks\":").Int(c.nranks).Raw(",\"abi\":").Int(c.abi_version);
-    buf_.Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_offset_best_ns\":").Int(c.gpu_offset_best_ns);
+    buf_.Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_clock\":").Int(c.gpu_clock);
     buf_.Raw("}");
   }
   buf_.Raw("]}}}\n");

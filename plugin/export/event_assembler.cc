@@ -325,8 +325,11 @@ void EventAssembler::Complete(uint32_t idx) {
       e.gpu_stop = l.gpu_max;
       e.flags |= kEvHasGpuExtent;
     }
-    e.gpu_offset = e.comm_index >= 0 ? index_.comms[static_cast<size_t>(e.comm_index)].gpu_offset_ns
-                                     : static_cast<int64_t>(index_.process.base_monotonic_ns - index_.process.base_realtime_ns);
+    // The GPU clock fit of the event's device (gpu_placement.h) at its collective's launch: one
+    // offset for a Coll/P2p and all its GPU work, so they stay in step however the clock drifts.
+    uint32_t launch = idx;
+    while (IsGpuKind(pool_[launch].ev.kind) && pool_[launch].parent != kNone) launch = pool_[launch].parent;
+    e.gpu_offset = index_.GpuOffset(e.comm_index, pool_[launch].ev.start_ns);
     if (e.stop_ns < e.start_ns) e.stop_ns = e.start_ns;
     uint32_t parent = l.parent;
     // A GPU child widens its parent's GPU extent before letting the parent complete.

@@ -52,9 +52,46 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
   t->io_errors = c.io_errors + sink_io_errors;
   t->strings_unnamed = c.strings_unnamed;
   t->drain = c.drain;
-  // The placement of the first communicator that saw GPU stamps, and how far any
-  // communicator's placement lies from its best observation.
+  // Every GPU clock's fit; the top-level pair is the first observed clock's offset at the base
+  // and the largest error bound of any observed clock (-1 when one is unbounded).
+  const uint64_t base = index.process.base_monotonic_ns;
   bool any = false;
+  for (const GpuClockDomain& d : index.gpu_clocks) {
+    FooterGpuClock g;
+    g.cuda_device = d.cuda_device;
+    g.pid = d.identity >= 0 && static_cast<size_t>(d.identity) < index.ranks.size() ? index.ranks[d.identity].pid : -1;
+    for (int c : d.comms) g.comms.push_back(index.comms[static_cast<size_t>(c)].comm_hash);
+    const ClockFit& fit = d.fit;
+    g.offset_ns = fit.OffsetAt(base);
+    g.drift_ppm = fit.SegmentAt(base).drift * 1e6;
+    g.error_ns = fit.observed ? fit.error_ns : -1;
+    g.upper_bounds = d.upper_bounds;
+    g.lower_bounds = d.lower_bounds;
+    g.unlaunched = d.unlaunched;
+    g.outliers = fit.outliers;
+    g.quantum_ns = fit.quantum_ns;
+    g.band_empty = fit.band_empty;
+    for (const ClockSegment& s : fit.segments) {
+      g.prior = g.prior || s.prior;
+      FooterGpuSegment fs;
+      fs.from_ns = static_cast<int64_t>(s.from_ns - base);
+      fs.offset_ns = s.offset_ns;
+      fs.drift_ppm = s.drift * 1e6;
+      fs.error_ns = s.error_ns;
+      g.segments.push_back(fs);
+    }
+    if (fit.observed) {
+      if (!any) {
+        t->gpu_offset_ns = g.offset_ns;
+        t->gpu_offset_error_ns = g.error_ns;
+      } else if (t->gpu_offset_error_ns >= 0) {
+        t->gpu_offset_error_ns = g.error_ns < 0 ? -1 : std::max(t->gpu_offset_error_ns, g.error_ns);
+      }
+      any = true;
+    }
+    t->gpu_clocks.push_back(std::move(g));
+  }
+  if (!any) t->gpu_offset_ns = RealtimePrior(index);
   for (const CommInstance& ci : index.comms) {
     FooterComm f;
     f.comm_hash = ci.comm_hash;
@@ -62,17 +99,9 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
     f.rank = ci.rank;
     f.nranks = ci.nranks;
     f.abi_version = ci.abi_version;
-    if (ci.gpu_known) {
-      f.gpu_offset_ns = ci.gpu_offset_ns;
-      f.gpu_offset_best_ns = ci.gpu_best_ns;
-      if (!any) t->gpu_offset_ns = ci.gpu_offset_ns;
-      any = true;
-      // |placement − best| in unsigned arithmetic: both may be anything.
-      uint64_t d = ci.gpu_offset_ns > ci.gpu_best_ns
-                       ? static_cast<uint64_t>(ci.gpu_offset_ns) - static_cast<uint64_t>(ci.gpu_best_ns)
-                       : static_cast<uint64_t>(ci.gpu_best_ns) - static_cast<uint64_t>(ci.gpu_offset_ns);
-      int64_t e = d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
-      t->gpu_offset_error_ns = std::max(t->gpu_offset_error_ns, e);
+    if (ci.gpu_clock >= 0) {
+      f.gpu_clock = ci.gpu_clock;
+      f.gpu_offset_ns = t->gpu_clocks[static_cast<size_t>(ci.gpu_clock)].offset_ns;
     }
     t->comms.push_back(std::move(f));
   }
@@ -303,6 +332,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   }
   if (failed_blocks != 0) m += "; " + std::to_string(failed_blocks) + " blocks changed during the export";
   if (!index.has_process) m += "; the spool has no Process record";
+  m += GpuClockWarnings(index);
   m += summary_error;
   report.message = m;
   return report;

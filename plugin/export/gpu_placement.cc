@@ -1,7 +1,12 @@
 #include "plugin/export/gpu_placement.h"
 
+#include <stdio.h>
+
 #include <algorithm>
-#include <mutex>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include "katrace/event_kinds.h"
 #include "plugin/export/parallel_for.h"
@@ -10,39 +15,99 @@ namespace katrace {
 namespace exporting {
 namespace {
 
-constexpr __int128 kNone = static_cast<__int128>(INT64_MAX) + 1;
+// One Start the clock pass looks at.
+struct ClockRecord {
+  uint8_t kind;
+  uint16_t slot;
+  uint64_t id;     // a launch (Coll, P2p): its own id; a GPU stamp: its parent's
+  uint64_t ticks;
+  uint64_t gpu;    // the stamp (KernelCh: its start; KernelStep: its transfer start); 0 for launches
+};
 
-int64_t Saturate(__int128 v) {
-  if (v > INT64_MAX) return INT64_MAX;
-  if (v < INT64_MIN) return INT64_MIN;
-  return static_cast<int64_t>(v);
+bool IsLaunch(uint8_t kind) {
+  return kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
 }
 
-__int128 Observation(const HostClock& clock, uint64_t ticks, uint64_t gpu) {
-  return static_cast<__int128>(clock.Ns(ticks)) - static_cast<__int128>(gpu);
+void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockRecord>* out) {
+  RecordCursor cursor(data, size);
+  spool::RecordHeader h;
+  const uint8_t* body;
+  size_t n;
+  while (cursor.Next(&h, &body, &n)) {
+    if (h.type != spool::RecordType::kStart || n < sizeof(spool::StartBody)) continue;
+    spool::StartBody sb = ReadBody<spool::StartBody>(body, n);
+    if (IsLaunch(h.kind)) {
+      out->push_back(ClockRecord{h.kind, h.context, sb.id, sb.ticks, 0});
+      continue;
+    }
+    uint64_t gpu = 0;
+    if (h.kind == static_cast<uint8_t>(Kind::kKernelCh)) {
+      gpu = ReadBody<spool::KernelChFields>(body, n, sizeof(spool::StartBody)).gpu_start;
+    } else if (h.kind == static_cast<uint8_t>(Kind::kKernelStep)) {
+      gpu = ReadBody<spool::KernelStepFields>(body, n, sizeof(spool::StartBody)).gpu_ready;
+    }
+    if (gpu != 0) out->push_back(ClockRecord{h.kind, h.context, sb.parent_id, sb.ticks, gpu});
+  }
 }
 
-// What one communicator's observations come to: the smallest, and the earliest in tick order
-// (at equal ticks the smaller, so the result does not depend on which block is looked at first).
-struct CommObservations {
-  __int128 best = kNone;
-  bool has_first = false;
-  uint64_t first_ticks = 0;
-  __int128 first = kNone;
-
-  void Add(uint64_t ticks, __int128 value) { Merge(ticks, value, value); }
-  void Merge(uint64_t ticks, __int128 first_value, __int128 best_value) {
-    best = std::min(best, best_value);
-    if (!has_first || ticks < first_ticks || (ticks == first_ticks && first_value < first)) {
-      has_first = true;
-      first_ticks = ticks;
-      first = first_value;
+// The launches of the last kLaunchHorizonNs of host time, by id.
+class LaunchWindow {
+ public:
+  void Add(uint64_t id, uint64_t host_ns) {
+    if (ns_by_id_.emplace(id, host_ns).second) order_.emplace_back(host_ns, id);
+  }
+  bool Find(uint64_t id, uint64_t* host_ns) const {
+    auto it = ns_by_id_.find(id);
+    if (it == ns_by_id_.end()) return false;
+    *host_ns = it->second;
+    return true;
+  }
+  // Forgets launches before |host_ns| (they arrive in about host-time order).
+  void Evict(uint64_t host_ns) {
+    while (!order_.empty() && order_.front().first < host_ns) {
+      ns_by_id_.erase(order_.front().second);
+      order_.pop_front();
     }
   }
-  void Merge(const CommObservations& o) {
-    if (o.has_first) Merge(o.first_ticks, o.first, o.best);
-  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> ns_by_id_;
+  std::deque<std::pair<uint64_t, uint64_t>> order_;
 };
+
+// A KernelCh whose launch has not been seen yet.
+struct WaitingStamp {
+  int domain;
+  uint64_t host_ns, parent, gpu;
+};
+
+// One domain per CUDA device, else per rank identity, else per communicator; in that order, so
+// the numbering does not depend on the spool's block order.
+void AssignDomains(SpoolIndex* index) {
+  std::map<std::pair<int, int64_t>, std::vector<int>> by_key;
+  for (size_t c = 0; c < index->comms.size(); ++c) {
+    const CommInstance& ci = index->comms[c];
+    std::pair<int, int64_t> key = ci.cuda_device >= 0 ? std::make_pair(0, int64_t{ci.cuda_device})
+                                  : ci.identity >= 0  ? std::make_pair(1, int64_t{ci.identity})
+                                                      : std::make_pair(2, static_cast<int64_t>(c));
+    by_key[key].push_back(static_cast<int>(c));
+  }
+  index->gpu_clocks.clear();
+  for (auto& entry : by_key) {
+    GpuClockDomain d;
+    d.cuda_device = entry.first.first == 0 ? static_cast<int32_t>(entry.first.second) : -1;
+    d.identity = index->comms[static_cast<size_t>(entry.second.front())].identity;
+    d.comms = entry.second;
+    for (int c : d.comms) index->comms[static_cast<size_t>(c)].gpu_clock = static_cast<int32_t>(index->gpu_clocks.size());
+    index->gpu_clocks.push_back(std::move(d));
+  }
+}
+
+std::string Micros(int64_t ns) {
+  char b[32];
+  snprintf(b, sizeof(b), "%.1f µs", static_cast<double>(ns) / 1e3);
+  return b;
+}
 
 }  // namespace
 
@@ -50,60 +115,131 @@ int64_t RealtimePrior(const SpoolIndex& index) {
   return static_cast<int64_t>(index.process.base_monotonic_ns - index.process.base_realtime_ns);
 }
 
-void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
-  std::vector<CommObservations> obs(index->comms.size());
-  std::vector<uint32_t> rescan;
-  for (const GpuObservation& o : index->observations) {
-    int c0 = index->CommIndexAt(o.slot, o.min_ticks);
-    if (c0 < 0) continue;
-    if (!index->clock.identity() || index->CommIndexAt(o.slot, o.max_ticks) != c0) {
-      if (rescan.empty() || rescan.back() != o.block) rescan.push_back(o.block);
-      continue;
+int64_t SpoolIndex::GpuOffset(int comm, uint64_t host_ns) const {
+  if (comm >= 0 && static_cast<size_t>(comm) < comms.size()) {
+    int32_t d = comms[static_cast<size_t>(comm)].gpu_clock;
+    if (d >= 0 && static_cast<size_t>(d) < gpu_clocks.size()) {
+      return gpu_clocks[static_cast<size_t>(d)].fit.OffsetAt(host_ns);
     }
-    obs[static_cast<size_t>(c0)].Merge(o.min_ticks, Observation(index->clock, o.min_ticks, o.first_gpu),
-                                       Observation(index->clock, o.best_ticks, o.best_gpu));
   }
-  if (!rescan.empty()) {
-    std::mutex mu;
-    int workers = std::max(1, threads);
-    std::vector<ByteBuffer> scratch(static_cast<size_t>(workers)), raw(static_cast<size_t>(workers));
+  return RealtimePrior(*this);
+}
+
+void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
+  AssignDomains(index);
+  const HostClock& clock = index->clock;
+  const uint64_t first_ns = index->has_ticks ? clock.Ns(index->first_tick) : 0;
+  const uint64_t last_ns = index->has_ticks ? clock.Ns(index->last_tick) : 0;
+  std::vector<ClockBoundCollector> bounds(index->gpu_clocks.size(), ClockBoundCollector(first_ns, last_ns));
+
+  const int workers = std::max(1, threads);
+  const size_t chunk = std::max<size_t>(32, 8 * static_cast<size_t>(workers));
+  std::vector<ByteBuffer> scratch(static_cast<size_t>(workers)), raw(static_cast<size_t>(workers));
+  std::vector<std::vector<ClockRecord>> records(chunk);
+  LaunchWindow launches;
+  std::vector<WaitingStamp> waiting, still_waiting;
+  uint64_t newest_ns = 0;
+  auto add_lower = [&](int d, uint64_t host_ns, uint64_t launch_ns, uint64_t gpu) {
+    bounds[static_cast<size_t>(d)].AddLower(host_ns, launch_ns, gpu);
+    ++index->gpu_clocks[static_cast<size_t>(d)].lower_bounds;
+  };
+  const std::vector<uint32_t>& blocks = index->clock_blocks;
+  for (size_t begin = 0; begin < blocks.size(); begin += chunk) {
+    const size_t n = std::min(chunk, blocks.size() - begin);
     ParallelFor(
-        rescan.size(), workers,
+        n, workers,
         [&](size_t i, int w) {
-          std::vector<CommObservations> local(obs.size());
+          records[i].clear();
           std::string reason;
           ByteBuffer& r = raw[static_cast<size_t>(w)];
-          if (!file.LoadBlock(index->blocks[rescan[i]].ref, false, &scratch[static_cast<size_t>(w)], &r, &reason)) return;
-          RecordCursor cursor(r.data(), r.size());
-          spool::RecordHeader h;
-          const uint8_t* body;
-          size_t n;
-          while (cursor.Next(&h, &body, &n)) {
-            if (h.type != spool::RecordType::kStart || n < sizeof(spool::StartBody)) continue;
-            uint64_t gpu = 0;
-            if (h.kind == static_cast<uint8_t>(Kind::kKernelCh)) {
-              gpu = ReadBody<spool::KernelChFields>(body, n, sizeof(spool::StartBody)).gpu_start;
-            } else if (h.kind == static_cast<uint8_t>(Kind::kKernelStep)) {
-              gpu = ReadBody<spool::KernelStepFields>(body, n, sizeof(spool::StartBody)).gpu_ready;
-            }
-            if (gpu == 0) continue;
-            uint64_t ticks = ReadBody<spool::StartBody>(body, n).ticks;
-            int c = index->CommIndexAt(h.context, ticks);
-            if (c >= 0) local[static_cast<size_t>(c)].Add(ticks, Observation(index->clock, ticks, gpu));
+          const BlockRef& ref = index->blocks[blocks[begin + i]].ref;
+          if (file.LoadBlock(ref, false, &scratch[static_cast<size_t>(w)], &r, &reason)) {
+            ExtractClockRecords(r.data(), r.size(), &records[i]);
           }
-          std::lock_guard<std::mutex> lock(mu);
-          for (size_t c = 0; c < obs.size(); ++c) obs[c].Merge(local[c]);
         },
         [] {});
+    // The chunk's launches first: a KernelCh may reach the file before its collective's Start.
+    for (size_t i = 0; i < n; ++i) {
+      for (const ClockRecord& r : records[i]) {
+        if (!IsLaunch(r.kind)) continue;
+        uint64_t ns = clock.Ns(r.ticks);
+        launches.Add(r.id, ns);
+        newest_ns = std::max(newest_ns, ns);
+      }
+    }
+    still_waiting.clear();
+    for (const WaitingStamp& s : waiting) {
+      uint64_t launch_ns;
+      if (launches.Find(s.parent, &launch_ns)) {
+        add_lower(s.domain, s.host_ns, launch_ns, s.gpu);
+      } else if (s.host_ns + kLaunchHorizonNs < newest_ns) {
+        ++index->gpu_clocks[static_cast<size_t>(s.domain)].unlaunched;
+      } else {
+        still_waiting.push_back(s);
+      }
+    }
+    waiting.swap(still_waiting);
+    for (size_t i = 0; i < n; ++i) {
+      for (const ClockRecord& r : records[i]) {
+        if (IsLaunch(r.kind)) continue;
+        int c = index->CommIndexAt(r.slot, r.ticks);
+        if (c < 0) continue;
+        int d = index->comms[static_cast<size_t>(c)].gpu_clock;
+        GpuClockDomain& domain = index->gpu_clocks[static_cast<size_t>(d)];
+        uint64_t host_ns = clock.Ns(r.ticks);
+        newest_ns = std::max(newest_ns, host_ns);
+        bounds[static_cast<size_t>(d)].AddUpper(host_ns, r.gpu);
+        ++domain.upper_bounds;
+        if (r.kind != static_cast<uint8_t>(Kind::kKernelCh)) continue;
+        uint64_t launch_ns;
+        if (r.id == 0) {
+          ++domain.unlaunched;
+        } else if (launches.Find(r.id, &launch_ns)) {
+          add_lower(d, host_ns, launch_ns, r.gpu);
+        } else {
+          waiting.push_back(WaitingStamp{d, host_ns, r.id, r.gpu});
+        }
+      }
+    }
+    if (newest_ns > kLaunchHorizonNs) launches.Evict(newest_ns - kLaunchHorizonNs);
   }
-  int64_t prior = RealtimePrior(*index);
-  for (size_t c = 0; c < index->comms.size(); ++c) {
-    CommInstance& inst = index->comms[c];
-    inst.gpu_known = obs[c].has_first;
-    inst.gpu_best_ns = inst.gpu_known ? Saturate(obs[c].best) : 0;
-    inst.gpu_first_ns = inst.gpu_known ? Saturate(obs[c].first) : 0;
-    inst.gpu_offset_ns = inst.gpu_known ? std::min(inst.gpu_first_ns, prior) : prior;
+  for (const WaitingStamp& s : waiting) ++index->gpu_clocks[static_cast<size_t>(s.domain)].unlaunched;
+
+  const int64_t prior = RealtimePrior(*index);
+  for (size_t d = 0; d < index->gpu_clocks.size(); ++d) {
+    const ClockBoundCollector& b = bounds[d];
+    index->gpu_clocks[d].fit = FitGpuClock(b.Uppers(), b.Lowers(), prior, b.QuantumNs());
   }
+}
+
+std::string GpuClockName(const SpoolIndex& index, const GpuClockDomain& domain) {
+  if (domain.cuda_device >= 0) return "cuda device " + std::to_string(domain.cuda_device);
+  if (domain.identity >= 0 && static_cast<size_t>(domain.identity) < index.ranks.size()) {
+    return index.ranks[static_cast<size_t>(domain.identity)].label;
+  }
+  char b[40];
+  uint64_t hash = domain.comms.empty() ? 0 : index.comms[static_cast<size_t>(domain.comms.front())].comm_hash;
+  snprintf(b, sizeof(b), "communicator %016llx", static_cast<unsigned long long>(hash));
+  return b;
+}
+
+std::string GpuClockWarnings(const SpoolIndex& index) {
+  std::string m;
+  for (const GpuClockDomain& d : index.gpu_clocks) {
+    const ClockFit& f = d.fit;
+    if (!f.observed) continue;
+    const std::string who = "; GPU clock of " + GpuClockName(index, d) + ": ";
+    if (f.band_empty) {
+      m += who + "its bounds contradict each other (stamp noise beyond the launch-to-seen band); the error bound " +
+           Micros(f.error_ns) + " counts the contradiction, it is no guarantee";
+    } else if (f.error_ns < 0) {
+      m += who + "no KernelCh with a recorded launch, so nothing bounds the placement from below (error unknown)";
+    } else if (f.error_ns > kClockLargeErrorNs) {
+      m += who + "error bound " + Micros(f.error_ns) + " (above 1 ms)";
+    }
+    if (f.outliers != 0) m += who + std::to_string(f.outliers) + " bounds far off the others ignored (garbage stamps)";
+  }
+  return m;
 }
 
 }  // namespace exporting

@@ -1,30 +1,41 @@
-// GPU clock placement, with the whole run in view: per communicator, every GPU stamp seen at a
-// host Start (KernelCh: gpu_start; KernelStep: gpu_ready) gives an upper bound (host ns − stamp)
-// of the offset host_monotonic = gpu + offset. The placement is the plugin's policy: fixed at the
-// FIRST observation in tick order, or at the realtime prior (prior = base_monotonic_ns −
-// base_realtime_ns, since globaltimer is seeded from realtime) when that lies below it. The
-// global best (smallest) observation is kept for the footer only: when a GPU clock runs ahead
-// or the host conversion drifts over the run, the global minimum lies far from the early events
-// and placing by it would put GPU work before its host launch. One offset serves the whole
-// communicator, so GPU children always fit in their collective's extent. Arithmetic is 128-bit
-// and saturated: stamps may be garbage.
+// GPU clock placement, with the whole run in view: one clock domain per GPU (the communicators
+// of one CUDA device share its %globaltimer; a communicator whose device is unknown goes with
+// its rank identity's), fitted from every observation (gpu_clock_fit.h).
+//
+// The bounds come from a pass that reads again the blocks holding Coll/P2p, KernelCh and
+// KernelStep Starts (ScanSpool lists them), a chunk of blocks at a time decoded in parallel and
+// folded in file order: every GPU stamp gives an upper bound (its Start's host time − the
+// stamp), and a KernelCh whose collective's Start was seen gives a lower bound (the launch's host
+// time − its start stamp). Launches are kept for kLaunchHorizonNs of host time and a KernelCh
+// waits as long for its launch (the two are written by different threads, so either may reach
+// the file first); memory is bounded by that window and the fit's buckets, never by the run.
 #ifndef KATRACE_PLUGIN_EXPORT_GPU_PLACEMENT_H_
 #define KATRACE_PLUGIN_EXPORT_GPU_PLACEMENT_H_
 
 #include <stdint.h>
+
+#include <string>
 
 #include "plugin/export/spool_index.h"
 
 namespace katrace {
 namespace exporting {
 
+constexpr uint64_t kLaunchHorizonNs = 2000000000ull;
+
 // The realtime prior of the process (two's-complement difference, never overflowing).
 int64_t RealtimePrior(const SpoolIndex& index);
 
-// Fills gpu_known / gpu_best_ns / gpu_first_ns / gpu_offset_ns of every communicator. Blocks
-// whose observations cannot be attributed from the first pass's summary (a non-identity host
-// clock, or a slot reused within the block's time span) are decoded again, in parallel.
+// Fills index->gpu_clocks and every communicator's gpu_clock. Needs the rank identities
+// (AssignRankIdentities) for communicators without a device.
 void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index);
+
+// "; GPU clock of ... : ..." for every domain whose band was empty or whose error bound is
+// above kClockLargeErrorNs or unknown; "" when every fit is sound.
+std::string GpuClockWarnings(const SpoolIndex& index);
+
+// The domain's name in messages: "cuda device 3", "rank 1", "communicator <hash>".
+std::string GpuClockName(const SpoolIndex& index, const GpuClockDomain& domain);
 
 }  // namespace exporting
 }  // namespace katrace

@@ -27,24 +27,14 @@ struct BlockScan {
   uint64_t malformed = 0, unknown = 0;
   bool has_end = false;
   std::vector<MetaRecord> meta;
-  std::vector<GpuObservation> obs;
+  bool clock_records = false;  // Starts the GPU clock pass reads (gpu_placement.cc)
 };
 
-// The GPU stamp a Start record offers as a clock observation (KernelCh: its start stamp;
-// KernelStep: its transfer start), or 0.
-uint64_t ObservedStamp(const spool::RecordHeader& h, const uint8_t* body, size_t size) {
-  if (h.kind == static_cast<uint8_t>(Kind::kKernelCh)) {
-    return ReadBody<spool::KernelChFields>(body, size, sizeof(spool::StartBody)).gpu_start;
-  }
-  if (h.kind == static_cast<uint8_t>(Kind::kKernelStep)) {
-    return ReadBody<spool::KernelStepFields>(body, size, sizeof(spool::StartBody)).gpu_ready;
-  }
-  return 0;
-}
-
-// (ticks − stamp) compared without overflow: as 128-bit signed values.
-bool Smaller(uint64_t t1, uint64_t g1, uint64_t t2, uint64_t g2) {
-  return static_cast<__int128>(t1) - static_cast<__int128>(g1) < static_cast<__int128>(t2) - static_cast<__int128>(g2);
+// The Starts the GPU clock fit needs: GPU stamps (KernelCh, KernelStep) and the launches they
+// are bounded by (Coll, P2p).
+bool IsClockRecord(uint8_t kind) {
+  return kind == static_cast<uint8_t>(Kind::kKernelCh) || kind == static_cast<uint8_t>(Kind::kKernelStep) ||
+         kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
 }
 
 void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
@@ -66,23 +56,7 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
           ++out->malformed;
           break;
         }
-        uint64_t gpu = ObservedStamp(h, body, n);
-        if (gpu == 0) break;
-        GpuObservation* o = nullptr;
-        for (GpuObservation& e : out->obs) {
-          if (e.slot == h.context) o = &e;
-        }
-        if (o == nullptr) {
-          out->obs.push_back(GpuObservation{0, h.context, ticks, ticks, ticks, gpu, gpu});
-          break;
-        }
-        if (ticks < o->min_ticks || (ticks == o->min_ticks && gpu > o->first_gpu)) o->first_gpu = gpu;
-        o->min_ticks = std::min(o->min_ticks, ticks);
-        o->max_ticks = std::max(o->max_ticks, ticks);
-        if (Smaller(ticks, gpu, o->best_ticks, o->best_gpu)) {
-          o->best_ticks = ticks;
-          o->best_gpu = gpu;
-        }
+        if (IsClockRecord(h.kind)) out->clock_records = true;
         break;
       }
       case RecordType::kState:
@@ -288,10 +262,7 @@ bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolInde
     for (const MetaRecord& m : s.meta) {
       if (!ApplyMeta(m, ref.os_tid, index, &ends)) ++index->malformed_records;
     }
-    for (GpuObservation& o : s.obs) {
-      o.block = static_cast<uint32_t>(index->blocks.size());
-      index->observations.push_back(o);
-    }
+    if (s.clock_records) index->clock_blocks.push_back(static_cast<uint32_t>(index->blocks.size()));
     index->malformed_records += s.malformed;
     index->unknown_records += s.unknown;
     index->bytes += ref.end() - ref.offset;

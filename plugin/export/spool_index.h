@@ -2,7 +2,7 @@
 // decoded (in worker threads), and what the merge needs before it can start is collected: the
 // whole blocks per stream in order (with the merge key each begins at), the process identity,
 // clock calibration, interned strings, communicators (slot -> comm over time), the last loss
-// counters, and the GPU clock observations per communicator. Event records themselves are not
+// counters, and which blocks the GPU clock pass must read again. Event records themselves are not
 // kept: the merge decodes the blocks again, one per stream at a time.
 #ifndef KATRACE_PLUGIN_EXPORT_SPOOL_INDEX_H_
 #define KATRACE_PLUGIN_EXPORT_SPOOL_INDEX_H_
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "katrace/spool_format.h"
+#include "plugin/export/gpu_clock_fit.h"
 #include "plugin/export/host_clock.h"
 #include "plugin/export/progress.h"
 #include "plugin/export/spool_reader.h"
@@ -43,11 +44,8 @@ struct CommInstance {
   std::string name;
   bool ended = false;
   uint64_t end_ticks = 0;  // CommEnd
-  // GPU placement (see gpu_placement.h): host_monotonic = gpu + gpu_offset_ns.
-  bool gpu_known = false;
-  int64_t gpu_best_ns = 0;    // smallest observation (host ns at the Start − the stamp)
-  int64_t gpu_first_ns = 0;   // the observation earliest in tick order
-  int64_t gpu_offset_ns = 0;  // min(first, realtime prior); the prior when nothing was observed
+  // Its GPU clock domain (gpu_placement.h): index into SpoolIndex::gpu_clocks, -1 before placement.
+  int32_t gpu_clock = -1;
 };
 
 struct IndexedBlock {
@@ -55,15 +53,15 @@ struct IndexedBlock {
   uint64_t first_key = 0;  // merge key of its first record (running max of ticks in its stream)
 };
 
-// The smallest (ticks − stamp) among the GPU stamps one block carries for one slot, the earliest
-// one in tick order (at equal ticks the smaller), and the tick range they came from (to tell
-// which communicator of a reused slot they belong to).
-struct GpuObservation {
-  uint32_t block = 0;
-  uint16_t slot = 0;
-  uint64_t min_ticks = 0, max_ticks = 0;
-  uint64_t best_ticks = 0, best_gpu = 0;
-  uint64_t first_gpu = 0;  // the stamp seen at min_ticks
+// One GPU clock domain: the communicators of one CUDA device (or, when the device is unknown, of
+// one rank identity), which share one %globaltimer; and its fit (gpu_clock_fit.h).
+struct GpuClockDomain {
+  int32_t cuda_device = -1;  // -1 unknown
+  int32_t identity = -1;     // the rank identity, when the device is unknown
+  std::vector<int> comms;    // indices into SpoolIndex::comms
+  ClockFit fit;
+  uint64_t upper_bounds = 0, lower_bounds = 0;  // every observation, before bucketing
+  uint64_t unlaunched = 0;  // KernelCh whose collective's launch was not found (no lower bound)
 };
 
 struct SpoolIndex {
@@ -81,7 +79,8 @@ struct SpoolIndex {
   spool::CountersBody counters{};  // element-wise max: the records are cumulative
 
   std::vector<IndexedBlock> blocks;  // whole blocks, file order
-  std::vector<GpuObservation> observations;
+  std::vector<uint32_t> clock_blocks;  // blocks with Coll/P2p/KernelCh/KernelStep starts, for the clock pass
+  std::vector<GpuClockDomain> gpu_clocks;  // filled by PlaceGpuClocks
   uint64_t file_bytes = 0;
   uint64_t bytes = 0;      // file header plus whole blocks
   uint64_t raw_bytes = 0;  // decoded payload bytes of the whole blocks
@@ -99,6 +98,10 @@ struct SpoolIndex {
   int CommIndexAt(uint16_t slot, uint64_t ticks) const;
 
   std::unordered_map<uint16_t, std::vector<int>> comms_by_slot;  // indices into comms, by ticks
+
+  // host_monotonic = gpu + GpuOffset(comm, host_ns): the fit of communicator |comm|'s GPU clock
+  // at host time |host_ns| (the realtime prior for -1 or before placement). In gpu_placement.cc.
+  int64_t GpuOffset(int comm, uint64_t host_ns) const;
 
   // The ranks this process holds, one Perfetto process each (rank_identity.h).
   std::vector<RankIdentity> ranks;

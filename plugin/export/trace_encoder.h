@@ -66,7 +66,28 @@ struct FooterComm {
   uint64_t comm_hash = 0;
   std::string name;
   int rank = 0, nranks = 0, abi_version = 0;
-  int64_t gpu_offset_ns = 0, gpu_offset_best_ns = 0;
+  int64_t gpu_offset_ns = 0;  // its GPU clock's offset at the trace's base
+  int gpu_clock = -1;         // index into TraceTotals::gpu_clocks
+};
+
+// One GPU clock domain's fit (gpu_clock_fit.h): host_monotonic = gpu + offset, offset piecewise
+// linear over the run; error_ns bounds the placement error (-1: nothing bounds it).
+struct FooterGpuSegment {
+  int64_t from_ns = 0;  // host time it starts at, relative to the trace's base
+  int64_t offset_ns = 0;
+  double drift_ppm = 0;
+  int64_t error_ns = -1;
+};
+struct FooterGpuClock {
+  int cuda_device = -1;
+  int pid = -1;  // the rank identity's pid when the device is unknown
+  std::vector<uint64_t> comms;
+  int64_t offset_ns = 0;  // at the trace's base
+  double drift_ppm = 0;   // of the segment at the base
+  int64_t error_ns = -1;
+  uint64_t upper_bounds = 0, lower_bounds = 0, unlaunched = 0, outliers = 0, quantum_ns = 1;
+  bool band_empty = false, prior = false;
+  std::vector<FooterGpuSegment> segments;
 };
 
 // Everything the closing footer says; the same numbers feed the summary.
@@ -77,8 +98,10 @@ struct TraceTotals {
   uint64_t drops[kKindCount] = {};
   uint64_t incomplete = 0, late_children = 0, overflow_moves = 0, waits = 0, io_errors = 0;
   uint64_t strings_unnamed = 0;
+  // The first GPU clock's offset at the base, and the largest error bound of any (-1 unbounded).
   int64_t gpu_offset_ns = 0, gpu_offset_error_ns = 0;
   uint64_t gpu_offset_samples = 0;
+  std::vector<FooterGpuClock> gpu_clocks;
   DrainCounters drain;
   std::vector<FooterComm> comms;
   uint64_t spool_blocks = 0, spool_bytes = 0, cut_offset = 0;

@@ -1,4 +1,4 @@
-// Writes a synthetic one-rank katrace trace in the documented format (docs/trace-format.md):
+// Writes a synthetic katrace trace (one rank, or several of one process) in the documented format (docs/trace-format.md):
 // AllReduce-style collectives with host API/enqueue slices, proxy ops, per-channel KernelCh,
 // KernelSteps with wait/transfer halves, CollGpu extents and flows, in completion order (children
 // before their Coll, as the plugin writes them). Ranks of one synthetic job share a timeline, so
@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace katrace::tools {
 
@@ -27,8 +28,11 @@ struct SyntheticTiming {
 };
 
 struct SyntheticRankOptions {
-  int64_t rank = 0;
+  int64_t rank = 0;  // in its communicator (the events' rank arg)
   int64_t nranks = 1;
+  // The rank's Perfetto process (its global rank); -1: the same as |rank|. Set, the header lists
+  // it in `ranks`, as the plugin's traces do.
+  int64_t pid = -1;
   std::string host = "node0";
   int64_t os_pid = 4242;
   // This rank's clock base; the job's t = 0 is |job_origin_realtime_ns| on every rank.
@@ -59,6 +63,14 @@ uint64_t SyntheticEventCount(const SyntheticRankOptions& options);
 // Streams the trace to |sink| in pieces.
 void WriteSyntheticTrace(const SyntheticRankOptions& options,
                          const std::function<void(std::string_view)>& sink);
+// One file holding several ranks of one OS process (several GPUs per process, or a simulator), as
+// the plugin writes it: each rank its own pid, the header (the first rank's host, OS pid and clock
+// base) listing them all in `ranks`, the footer's communicators naming each one's pid.
+void WriteSyntheticProcessTrace(const std::vector<SyntheticRankOptions>& ranks,
+                                const std::function<void(std::string_view)>& sink);
+bool WriteSyntheticProcessTraceFile(const std::string& path,
+                                    const std::vector<SyntheticRankOptions>& ranks,
+                                    std::string* error);
 // The whole trace as text (small traces only).
 std::string SyntheticTraceText(const SyntheticRankOptions& options);
 // Writes to |path| (gzip when it ends in .gz) through OutputFile.

@@ -78,7 +78,38 @@ bool ParseHeader(const Json& katrace, TraceHeader* header, std::vector<std::stri
   if (const Json* rebased = Field(katrace, "rebased_ns")) {
     header->rebased = AsInt64(*rebased, &header->rebased_ns);
   }
+  header->ranks.clear();
+  if (const Json* ranks = Field(katrace, "ranks"); ranks != nullptr) {
+    if (!ranks->is_array()) {
+      problems->push_back(std::string("header 'ranks' must be an array, not ") + JsonTypeName(*ranks));
+    } else {
+      for (const Json& r : *ranks) {
+        TraceRankEntry entry;
+        const Json* pid = r.is_object() ? Field(r, "pid") : nullptr;
+        if (pid == nullptr || !AsInt64(*pid, &entry.pid)) {
+          problems->push_back("header 'ranks' entry without an integer 'pid': " + r.dump());
+          continue;
+        }
+        if (const Json* v = Field(r, "world_rank")) AsInt64(*v, &entry.world_rank);
+        if (const Json* v = Field(r, "launcher_rank")) AsInt64(*v, &entry.launcher_rank);
+        if (const Json* v = Field(r, "cuda_device")) AsInt64(*v, &entry.cuda_device);
+        header->ranks.push_back(entry);
+      }
+    }
+  }
+  if (header->ranks.empty()) {
+    TraceRankEntry only;
+    only.pid = header->rank;
+    only.world_rank = header->rank;
+    header->ranks.push_back(only);
+  }
   return problems->size() == before;
+}
+
+std::vector<int64_t> TraceHeader::Pids() const {
+  std::vector<int64_t> pids;
+  for (const TraceRankEntry& r : ranks) pids.push_back(r.pid);
+  return pids;
 }
 
 HeaderProbe ProbeHeader(const std::string& path) {

@@ -36,12 +36,12 @@ bool EventRewriter::MergedSpan(const Json& event, int64_t* start_ns, int64_t* en
 
 uint64_t EventRewriter::FlowId(const Json& id) const {
   uint64_t value = 0;
-  if (AsUint64(id, &value) && value < (uint64_t{1} << kFlowIdBits) && rank_ >= 0 &&
-      rank_ < (int64_t{1} << (63 - kFlowIdBits))) {
-    return (static_cast<uint64_t>(rank_ + 1) << kFlowIdBits) | value;
+  if (AsUint64(id, &value) && value < (uint64_t{1} << kFlowIdBits) && input_ >= 0 &&
+      input_ < (int64_t{1} << (62 - kFlowIdBits)) - 1) {
+    return (static_cast<uint64_t>(input_ + 1) << kFlowIdBits) | value;
   }
   // Out of range or a string: a hash, kept in the upper half so it cannot meet the form above.
-  const uint64_t hash = std::hash<std::string>()(std::to_string(rank_) + ':' + id.dump());
+  const uint64_t hash = std::hash<std::string>()(std::to_string(input_) + ':' + id.dump());
   return (hash >> 2) | (uint64_t{1} << 62);
 }
 
@@ -53,7 +53,10 @@ void EventRewriter::Write(const Json& event, std::string* out) const {
   for (const auto& [key, value] : event.items()) {
     Key(key, &first, out);
     int64_t ns = 0;
-    if (key == "ts" && UsToNs(value, &ns)) {
+    int64_t pid = 0;
+    if (key == "pid" && AsInt64(value, &pid)) {
+      out->append(std::to_string(MapPid(pid)));
+    } else if (key == "ts" && UsToNs(value, &ns)) {
       out->append(NsToUsText(ns + offset_ns_));
     } else if (key == "dur" && UsToNs(value, &ns)) {
       out->append(NsToUsText(ns));
@@ -99,6 +102,13 @@ void EventRewriter::WriteHeader(const Json& katrace, std::string* out) const {
   if (const Json* v = Field(katrace, "rebased_ns"); v != nullptr) AsInt64(*v, &rebased);
   header["base_realtime_ns"] = merged_base_realtime_ns_;
   header["rebased_ns"] = rebased + offset_ns_;
+  int64_t pid = 0;
+  if (const Json* v = Field(katrace, "rank"); v != nullptr && AsInt64(*v, &pid)) header["rank"] = MapPid(pid);
+  if (Json* ranks = header.contains("ranks") ? &header["ranks"] : nullptr; ranks != nullptr && ranks->is_array()) {
+    for (Json& r : *ranks) {
+      if (r.is_object() && r.contains("pid") && AsInt64(r["pid"], &pid)) r["pid"] = MapPid(pid);
+    }
+  }
   Dump(header, out);
 }
 

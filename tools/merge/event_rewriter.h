@@ -1,11 +1,13 @@
-// Rewrites one rank's events for the merged trace: times move onto the merged timeline (ts and
-// a Coll/P2p's gpu_start/gpu_end shift by the rank's offset; durations and raw GPU stamps stay),
-// the header is restated against the merged clock base, and flow ids become unique per rank,
-// since Perfetto pairs v1 flows by (cat, name, id) across the whole trace.
+// Rewrites one input's events for the merged trace: times move onto the merged timeline (ts and
+// a Coll/P2p's gpu_start/gpu_end shift by the file's offset; durations and raw GPU stamps stay),
+// the header is restated against the merged clock base, pids become the ones the merge gave the
+// file's ranks (see pid_assigner.h; the header's rank and ranks[].pid too), and flow ids become
+// unique per input file, since Perfetto pairs v1 flows by (cat, name, id) across the whole trace.
 #ifndef KATRACE_TOOLS_MERGE_EVENT_REWRITER_H_
 #define KATRACE_TOOLS_MERGE_EVENT_REWRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "tools/common/json_fields.h"
@@ -14,24 +16,31 @@ namespace katrace::tools {
 
 class EventRewriter {
  public:
+  // The merged pid of one of this file's pids.
+  using PidMap = std::function<int64_t(int64_t)>;
+  // |input| numbers the file among the merge's inputs (flow ids are made unique with it);
   // |offset_ns| = this file's base_realtime_ns - |merged_base_realtime_ns|.
-  EventRewriter(int64_t rank, int64_t offset_ns, int64_t merged_base_realtime_ns)
-      : rank_(rank), offset_ns_(offset_ns), merged_base_realtime_ns_(merged_base_realtime_ns) {}
+  EventRewriter(int64_t input, int64_t offset_ns, int64_t merged_base_realtime_ns, PidMap pid_map)
+      : input_(input), offset_ns_(offset_ns), merged_base_realtime_ns_(merged_base_realtime_ns),
+        pid_map_(std::move(pid_map)) {}
 
   // The event's span on the merged timeline; false when it has no usable ts.
   bool MergedSpan(const Json& event, int64_t* start_ns, int64_t* end_ns) const;
   // Appends the rewritten event (one line, no separator) to |out|.
   void Write(const Json& event, std::string* out) const;
-  // The flow id this rank's |id| becomes.
+  // The flow id this file's |id| becomes.
   uint64_t FlowId(const Json& id) const;
 
  private:
   void WriteArgs(const Json& event, const Json& args, std::string* out) const;
   void WriteHeader(const Json& katrace, std::string* out) const;
 
-  int64_t rank_;
+  int64_t MapPid(int64_t pid) const { return pid_map_ ? pid_map_(pid) : pid; }
+
+  int64_t input_;
   int64_t offset_ns_;
   int64_t merged_base_realtime_ns_;
+  PidMap pid_map_;
 };
 
 }  // namespace katrace::tools

@@ -23,18 +23,27 @@ void AddInto(Json* sum, const Json& value) {
 }  // namespace
 
 MergedFooter::MergedFooter()
-    : sums_(Json::object()), ranks_(Json::array()), spools_(Json::array()), inputs_(Json::array()) {
+    : sums_(Json::object()), spools_(Json::array()), inputs_(Json::array()) {
   for (const char* key : kSummedObjects) sums_[key] = Json::object();
   for (const char* key : kSummedCounters) sums_[key] = 0;
 }
 
 void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offset_ns,
                             uint64_t events_in, uint64_t events_out, const Json* footer,
-                            const std::string& problem) {
-  ranks_.push_back(rank);
+                            const std::string& problem,
+                            const std::vector<std::pair<int64_t, int64_t>>& pid_map) {
   Json input = Json::object();
   input["file"] = path;
   input["rank"] = rank;
+  input["pids"] = Json::array();
+  Json remap = Json::array();
+  for (const auto& [own, merged] : pid_map) {
+    pids_.insert(merged);
+    input["pids"].push_back(merged);
+    if (own != merged) remap.push_back({{"from", own}, {"to", merged}});
+  }
+  if (pid_map.empty()) pids_.insert(rank);
+  if (!remap.empty()) input["pid_remap"] = std::move(remap);
   input["rebased_ns"] = offset_ns;
   input["events_read"] = events_in;
   input["events_written"] = events_out;
@@ -69,7 +78,8 @@ std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
   katrace["format"] = kMergedFormat;
   katrace["version"] = kTraceVersion;
   katrace["base_realtime_ns"] = merged_base_realtime_ns;
-  katrace["ranks"] = ranks_;
+  katrace["ranks"] = Json::array();
+  for (int64_t pid : pids_) katrace["ranks"].push_back(pid);
   for (const auto& [key, value] : sums_.items()) katrace[key] = value;
   katrace["spool"] = spools_;
   Json selection = Json::object();

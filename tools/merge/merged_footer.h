@@ -1,13 +1,18 @@
 // The merged trace's footer (otherData.katrace, format "katrace-merged"): counters summed over
 // the inputs (`waits` also takes the `writer_stalls` of older inputs), `spool` as a list with
 // one {rank, blocks, bytes, clean_end, cut_offset} per input that had one (offsets and clean
-// ends do not sum), the selection that was applied, and one entry per input with its own footer,
-// so nothing a per-rank footer said is lost. Holds one small object per input file.
+// ends do not sum), `ranks` = every pid of the merged trace, the selection that was applied, and
+// one entry per input with its own footer, so nothing a per-rank footer said is lost, its `pids`
+// in the merged trace and, when the merge moved a rank off a pid another input holds,
+// `pid_remap` [{from, to}]. Holds one small object per input file.
 #ifndef KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 #define KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tools/common/json_fields.h"
 #include "tools/merge/merge_options.h"
@@ -17,15 +22,17 @@ namespace katrace::tools {
 class MergedFooter {
  public:
   MergedFooter();
-  // |footer| is the input's otherData.katrace, or null when it had none (cut file).
+  // |footer| is the input's otherData.katrace, or null when it had none (cut file); |pid_map|
+  // (own pid, merged pid) for each of its ranks that had events.
   void AddInput(const std::string& path, int64_t rank, int64_t offset_ns, uint64_t events_in,
-                uint64_t events_out, const Json* footer, const std::string& problem);
+                uint64_t events_out, const Json* footer, const std::string& problem,
+                const std::vector<std::pair<int64_t, int64_t>>& pid_map);
   // The whole `"otherData":{...}` member.
   std::string Render(int64_t merged_base_realtime_ns, const MergeOptions& options) const;
 
  private:
   Json sums_;
-  Json ranks_;
+  std::set<int64_t> pids_;
   Json spools_;
   Json inputs_;
 };

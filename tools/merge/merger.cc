@@ -16,6 +16,7 @@
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
 #include "tools/merge/merged_footer.h"
+#include "tools/merge/pid_assigner.h"
 
 namespace katrace::tools {
 namespace {
@@ -113,9 +114,10 @@ class FlowWindowPass : public TraceVisitor {
 class WritePass : public TraceVisitor {
  public:
   WritePass(const EventSelection& selection, const EventRewriter& rewriter,
-            const FlowWindow* window, OutputFile* out, bool* first_event, SizeWarning* size)
+            const FlowWindow* window, OutputFile* out, bool* first_event, SizeWarning* size,
+            EventRewriter::PidMap pid_of)
       : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
-        first_event_(first_event), size_(size) {}
+        first_event_(first_event), size_(size), pid_of_(std::move(pid_of)) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -138,10 +140,11 @@ class WritePass : public TraceVisitor {
     line_.clear();
     rewriter_.Write(json, &line_);
     Emit();
-    if (phase == 'M' && HeaderObjectOf(json) != nullptr) {
+    if (phase == 'M' && StringField(json, "name") == "process_name" && pid_value != nullptr) {
       // Perfetto orders processes by this hint when it honours it; ranks then read top-down.
-      line_ = "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-              ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(pid) + "}}";
+      const int64_t merged = pid_of_(pid);
+      line_ = "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(merged) +
+              ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(merged) + "}}";
       Emit();
     }
     return true;
@@ -172,6 +175,7 @@ class WritePass : public TraceVisitor {
   OutputFile* out_;
   bool* first_event_;
   SizeWarning* size_;
+  EventRewriter::PidMap pid_of_;
   std::string line_;
   uint64_t written_ = 0;
   Json footer_;
@@ -199,35 +203,41 @@ int RunMerge(const MergeOptions& options) {
                    [](const Input& a, const Input& b) { return a.header.rank < b.header.rank; });
   std::vector<Input> kept;
   for (const Input& input : inputs) {
-    // A merged input may hold several ranks: its ranks are selected per event instead.
-    if (input.header.rebased) {
-      kept.push_back(input);
-      continue;
-    }
-    if (!kept.empty() && !kept.back().header.rebased &&
-        kept.back().header.rank == input.header.rank) {
-      // Two files claim one rank (a rerun, a copy, a crashed attempt): the complete one is the
-      // one to merge, whichever came first on the command line.
+    // Two files of one capture (a copy, a cut copy): the complete one is the one to merge,
+    // whichever came first on the command line. Files of different processes are never dropped
+    // for sharing a pid: the later one's rank moves to a free pid (see PidAssigner).
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Input& k) {
+      return !k.header.rebased && !input.header.rebased && k.header.rank == input.header.rank &&
+             k.header.SameCapture(input.header);
+    });
+    if (same != kept.end()) {
       std::string kept_why, input_why;
-      const bool kept_complete = IsCompleteTrace(kept.back().path, &kept_why);
+      const bool kept_complete = IsCompleteTrace(same->path, &kept_why);
       const bool input_complete = IsCompleteTrace(input.path, &input_why);
       if (input_complete && !kept_complete) {
         std::fprintf(stderr,
                      "katrace-merge: warning: rank %lld is in %s and %s; %s is incomplete (%s), "
                      "so %s is merged and %s left out\n",
-                     static_cast<long long>(input.header.rank), kept.back().path.c_str(),
-                     input.path.c_str(), kept.back().path.c_str(), kept_why.c_str(),
-                     input.path.c_str(), kept.back().path.c_str());
-        kept.back() = input;
+                     static_cast<long long>(input.header.rank), same->path.c_str(),
+                     input.path.c_str(), same->path.c_str(), kept_why.c_str(),
+                     input.path.c_str(), same->path.c_str());
+        *same = input;
       } else {
-        std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s; left out\n",
+        std::fprintf(stderr, "katrace-merge: %s: rank %lld is already in %s (a copy of the same "
+                     "capture); left out\n",
                      input.path.c_str(), static_cast<long long>(input.header.rank),
-                     kept.back().path.c_str());
+                     same->path.c_str());
       }
       had_problems = true;
       continue;
     }
-    if (!options.ranks.Contains(input.header.rank)) continue;
+    // A merged input may hold several ranks: its ranks are selected per event instead.
+    const std::vector<int64_t> own = input.header.Pids();
+    if (!input.header.rebased && std::none_of(own.begin(), own.end(), [&](int64_t pid) {
+          return options.ranks.Contains(pid);
+        })) {
+      continue;
+    }
     kept.push_back(input);
   }
   if (kept.empty()) {
@@ -267,14 +277,34 @@ int RunMerge(const MergeOptions& options) {
   ReadOptions read_options;
   read_options.tool = "katrace-merge";
   read_options.progress_min_bytes = options.progress_min_bytes;
+  PidAssigner pids;
+  for (const Input& input : kept) {
+    for (int64_t pid : input.header.Pids()) pids.Reserve(pid);
+  }
   for (size_t i = 0; i < kept.size(); ++i) {
     const Input& input = kept[i];
+    // One line per remap, naming both files, the first time an event of the rank is written.
+    auto pid_of = [&, i](int64_t pid) {
+      const PidAssigner::Mapping m = pids.Map(i, pid);
+      if (m.remapped && m.first_time) {
+        const Input& holder = kept[m.holder];
+        std::fprintf(stderr,
+                     "katrace-merge: pid %lld is in %s (%s, os pid %lld) and in %s (%s, os pid "
+                     "%lld): %s keeps pid %lld, the rank of %s is pid %lld in the merged trace\n",
+                     static_cast<long long>(pid), holder.path.c_str(), holder.header.host.c_str(),
+                     static_cast<long long>(holder.header.os_pid), input.path.c_str(),
+                     input.header.host.c_str(), static_cast<long long>(input.header.os_pid),
+                     holder.path.c_str(), static_cast<long long>(pid), input.path.c_str(),
+                     static_cast<long long>(m.pid));
+      }
+      return m.pid;
+    };
     if (show_progress) {
       std::fprintf(stderr, "katrace-merge: [%zu/%zu] rank %lld: %s\n", i + 1, kept.size(),
                    static_cast<long long>(input.header.rank), input.path.c_str());
     }
     const int64_t offset = input.header.base_realtime_ns - base;
-    EventRewriter rewriter(input.header.rank, offset, base);
+    EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of);
     FlowWindow window;
     const bool pair_flows = selection.has_window() && selection.KeepsFlows();
     if (pair_flows) {
@@ -283,7 +313,7 @@ int RunMerge(const MergeOptions& options) {
       window.Seal();
     }
     WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event,
-                   &size_warning);
+                   &size_warning, pid_of);
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
     std::string problem;
     if (read.status != ReadStatus::kOk) {
@@ -299,8 +329,12 @@ int RunMerge(const MergeOptions& options) {
       std::fprintf(stderr, "katrace-merge: %s: warning: %s\n", input.path.c_str(),
                    problem.c_str());
     }
+    std::vector<std::pair<int64_t, int64_t>> pid_map;
+    for (const auto& [key, merged] : pids.mappings()) {
+      if (key.first == i) pid_map.emplace_back(key.second, merged);
+    }
     footer.AddInput(input.path, input.header.rank, offset, read.events, pass.written(),
-                    pass.footer(), problem);
+                    pass.footer(), problem, pid_map);
     total_written += pass.written();
   }
   out.Write("\n],\n" + footer.Render(base, options) + "}\n");

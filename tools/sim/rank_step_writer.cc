@@ -30,7 +30,7 @@ constexpr uint64_t kLateToleranceNs = 10000;
 enum Phase { kWaitStart, kTransferStart, kSliceEnd, kNumPhases };
 
 void SleepUntilNear(uint64_t deadline_ns) {
-  uint64_t now = WindowedStepClock::RealtimeNs();
+  uint64_t now = WindowedStepClock::GpuNs();
   if (deadline_ns <= now + kSleepOvershootNs) return;
   uint64_t wait_ns = deadline_ns - kSleepOvershootNs - now;
   timespec pause{static_cast<time_t>(wait_ns / 1000000000ull),
@@ -43,8 +43,8 @@ void SleepUntilNear(uint64_t deadline_ns) {
 void WaitUntil(uint64_t deadline_ns) {
   constexpr uint64_t kSpinNs = 5000;
   SleepUntilNear(deadline_ns);
-  for (uint64_t now = WindowedStepClock::RealtimeNs(); now < deadline_ns;
-       now = WindowedStepClock::RealtimeNs()) {
+  for (uint64_t now = WindowedStepClock::GpuNs(); now < deadline_ns;
+       now = WindowedStepClock::GpuNs()) {
     if (deadline_ns - now > kSpinNs) sched_yield();
   }
 }
@@ -132,7 +132,7 @@ void RankStepWriter::RunKernel(const std::vector<StepWork>& kernel) {
   for (const StepWork& work : kernel) planned_begin = std::min(planned_begin, work.gpu.start_ns);
   uint64_t begin = std::max(planned_begin, device_free_ns_);
   if (!options_.bench) WaitUntil(begin);
-  const uint64_t now = WindowedStepClock::RealtimeNs();
+  const uint64_t now = WindowedStepClock::GpuNs();
   if (now > begin + kLateToleranceNs) {
     ++counters_.late_kernels;
     counters_.late_ns += now - begin;

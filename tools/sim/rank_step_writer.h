@@ -1,6 +1,6 @@
 // A rank's emulated GPU for KernelSteps on the CPU path: one host thread that runs the rank's
 // launched kernels in order, as one CUDA stream would, and writes each channel's slices into that
-// channel's ring through the device's StepStamper (include/katrace) on a realtime clock, as
+// channel's ring through the device's StepStamper (include/katrace) on the run's GPU timeline (gpu_clock.h), as
 // simple prims would: per slice every role (send to one peer, recv from another) stamps wait
 // start, transfer start and slice end.
 //

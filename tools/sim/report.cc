@@ -111,6 +111,14 @@ void PrintReport(const SimConfig& config, const SimResult& result, std::FILE* ou
   }
 
   PrintKernelSteps(config, result, out);
+  // The truth of the GPU clock, so a trace's placement can be checked against it:
+  // gpu = realtime + offset_ns + drift_ppm·1e-6·(realtime − origin_realtime_ns), ± jitter_ns.
+  const GpuTimelineTruth& clock = result.gpu_clock;
+  std::fprintf(out,
+               "  gpu-clock %s offset_ns %" PRId64 " drift_ppm %.3f origin_realtime_ns %" PRIu64
+               " jitter_ns %" PRIu64 " tick_ns %" PRIu64 "\n",
+               clock.model.spec.c_str(), clock.offset_ns, clock.model.drift_ppm,
+               clock.origin_realtime_ns, clock.model.jitter_ns, config.gpu_tick_ns);
 
   double wall_s = static_cast<double>(result.wall_ns) / 1e9;
   double rate = wall_s > 0 ? static_cast<double>(counters.calls) / wall_s : 0.0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/sim/collective_schedule.h"
+#include "tools/sim/gpu_clock.h"
 #include "tools/sim/profiler_api.h"
 #include "tools/sim/proxy_poll_hook.h"
 
@@ -39,6 +40,7 @@ struct SimConfig {
   bool quiet = false;
   uint64_t seed = 1;
   uint64_t gpu_tick_ns = 1024;
+  GpuClockModel gpu_clock;  // --gpu-clock, --gpu-jitter
   double bandwidth_gbytes_per_s = 20.0;  // emulated per-rank network bandwidth
   KernelStepConfig kernel_steps;
   ProxyPollHookFactory proxy_poll_hook_factory;  // empty: no hook

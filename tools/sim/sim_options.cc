@@ -40,6 +40,10 @@ constexpr const char kUsage[] =
     "                    CollApi double stop\n"
     "  --seed N          seed for GPU skew and network retries (default 1)\n"
     "  --tick-ns N       emulated %globaltimer tick (default 1024)\n"
+    "  --gpu-clock MODEL what the emulated %globaltimer counts: realtime (default), boot (from\n"
+    "                    boot, as CLOCK_BOOTTIME), offset:+5ms / offset:-250us (realtime plus a\n"
+    "                    fixed offset, units ns, us, ms, s), drift:200ppm (gains that much)\n"
+    "  --gpu-jitter NS   every GPU stamp moves by up to NS either way (default 0)\n"
     "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20)\n"
     "  --kernel-steps on|off\n"
     "                    KernelStep events (default on): per rank, an emulated device writer\n"
@@ -54,6 +58,60 @@ constexpr const char kUsage[] =
     "  --help            this text\n"
     "Environment: NCCL_DEBUG=INFO shows the plugin's INFO lines; KATRACE_OUTPUT, when set, is\n"
     "printed as the trace location.\n";
+
+// "+5ms", "-250us", "1000ns", "2s", "-3000" (ns): a signed duration in ns, within ±1 hour.
+std::optional<int64_t> ParseSignedDuration(const std::string& text) {
+  size_t digits_end = 0;
+  size_t at = text.empty() || (text[0] != '+' && text[0] != '-') ? 0 : 1;
+  digits_end = at;
+  while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
+  if (digits_end == at || digits_end - at > 12) return std::nullopt;
+  const std::string unit = text.substr(digits_end);
+  int64_t scale = 0;
+  if (unit.empty() || unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1000;
+  else if (unit == "ms") scale = 1000000;
+  else if (unit == "s") scale = 1000000000;
+  else return std::nullopt;
+  int64_t magnitude = std::strtoll(text.substr(at, digits_end - at).c_str(), nullptr, 10);
+  constexpr int64_t kHourNs = 3600ll * 1000000000ll;
+  if (magnitude > kHourNs / scale) return std::nullopt;
+  return (text[0] == '-' ? -1 : 1) * magnitude * scale;
+}
+
+// --gpu-clock's MODEL; false with |error| when it is not one.
+bool ParseGpuClockModel(const std::string& value, GpuClockModel* model, std::string* error) {
+  GpuClockModel m = *model;
+  m.spec = value;
+  if (value == "realtime") {
+    m.kind = GpuClockKind::kRealtime;
+  } else if (value == "boot") {
+    m.kind = GpuClockKind::kBoot;
+  } else if (value.rfind("offset:", 0) == 0) {
+    std::optional<int64_t> ns = ParseSignedDuration(value.substr(7));
+    if (!ns) {
+      *error = "--gpu-clock: '" + value + "': the offset is not a duration within an hour (e.g. offset:+5ms)";
+      return false;
+    }
+    m.kind = GpuClockKind::kOffset;
+    m.offset_ns = *ns;
+  } else if (value.rfind("drift:", 0) == 0 && value.size() > 9 && value.compare(value.size() - 3, 3, "ppm") == 0) {
+    const std::string number = value.substr(6, value.size() - 9);
+    char* end = nullptr;
+    double ppm = std::strtod(number.c_str(), &end);
+    if (number.empty() || end == nullptr || *end != '\0' || !(ppm >= -10000 && ppm <= 10000)) {
+      *error = "--gpu-clock: '" + value + "': the drift is not a number of ppm within ±10000";
+      return false;
+    }
+    m.kind = GpuClockKind::kDrift;
+    m.drift_ppm = ppm;
+  } else {
+    *error = "--gpu-clock: '" + value + "' is not realtime, boot, offset:<duration> or drift:<N>ppm";
+    return false;
+  }
+  *model = m;
+  return true;
+}
 
 std::optional<long long> ParseInteger(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -233,6 +291,15 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
         return ParseOutcome::kError;
       }
       config->gpu_tick_ns = static_cast<uint64_t>(number);
+    } else if (arg == "--gpu-clock") {
+      if (!take_value(&value) || !ParseGpuClockModel(value, &config->gpu_clock, error)) {
+        return ParseOutcome::kError;
+      }
+    } else if (arg == "--gpu-jitter") {
+      if (!take_value(&value) || !IntInRange(arg, value, 0, 1000000, &number, error)) {
+        return ParseOutcome::kError;
+      }
+      config->gpu_clock.jitter_ns = static_cast<uint64_t>(number);
     } else if (arg == "--bandwidth") {
       if (!take_value(&value)) return ParseOutcome::kError;
       char* end = nullptr;

@@ -36,6 +36,8 @@ bool RunSimulation(const SimConfig& config, SimResult* result, std::string* erro
   result->mask_before_init = __atomic_load_n(&g_activation_mask, __ATOMIC_RELAXED);
   result->timer_overhead_ns = MeasureTimerOverheadNs();
 
+  GpuTimeline::Start(config.gpu_clock, config.seed);
+  result->gpu_clock = GpuTimeline::truth();
   GpuClock clock(config.gpu_tick_ns);
   RankBarrier start_barrier(config.num_ranks);
   std::vector<std::unique_ptr<RankDriver>> drivers;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tools/sim/event_issuer.h"
+#include "tools/sim/gpu_clock.h"
 #include "tools/sim/kernel_step_stats.h"
 #include "tools/sim/profiler_api.h"
 #include "tools/sim/sim_config.h"
@@ -33,6 +34,7 @@ struct SimResult {
   uint64_t wall_ns = 0;  // first operation of any rank to the last event of any rank
   uint64_t timer_overhead_ns = 0;
   KernelStepResult kernel_steps;
+  GpuTimelineTruth gpu_clock;  // what the emulated %globaltimer counted
 };
 
 // Returns false with a one-line |error| when the plugin cannot be loaded.

@@ -1,8 +1,10 @@
-// The clock of katrace-sim's emulated KernelStep writers: CLOCK_REALTIME nanoseconds (what
-// %globaltimer counts, and what the sim's GPU windows are cut from), held at or after a floor:
+// The clock of katrace-sim's emulated KernelStep writers: the run's GPU timeline (gpu_clock.h:
+// realtime through the --gpu-clock model, what the sim's GPU windows are cut from), held at or
+// after a floor:
 // the KernelCh start of the work being stamped, then the role's previous stamp. So a stamp never
 // precedes its KernelCh start (the writer may run a few µs ahead of a window it did not sleep
-// for) and a role's stamps never go backwards.
+// for) and a role's stamps never go backwards. The stamp written carries the model's jitter on
+// top; the floor does not.
 // Thread safety: the floor is per thread (StepStamper's clock is a static function); a writer
 // selects the floor of the role it stamps with a Scope.
 #ifndef KATRACE_TOOLS_SIM_WINDOWED_STEP_CLOCK_H_
@@ -11,6 +13,8 @@
 #include <time.h>
 
 #include <cstdint>
+
+#include "tools/sim/gpu_clock.h"
 
 namespace katrace::sim {
 
@@ -27,18 +31,15 @@ class WindowedStepClock {
     uint64_t* saved_;
   };
 
-  static uint64_t RealtimeNs() {
-    timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-  }
+  // The GPU time now, without jitter (what the writer waits on).
+  static uint64_t GpuNs() { return GpuTimeline::NowNs(); }
 
   // Only inside a Scope; advances the floor to the stamp it returns.
   static uint64_t NowNs() {
-    uint64_t now = RealtimeNs();
+    uint64_t now = GpuNs();
     if (now < *floor_ns_) now = *floor_ns_;
     *floor_ns_ = now;
-    return now;
+    return GpuTimeline::Stamp(now);
   }
 
  private:

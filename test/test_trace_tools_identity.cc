@@ -1,0 +1,253 @@
+// Rank identity in the tools: each rank is its own Perfetto process (pid = its global rank), one
+// file may hold several (two ranks in one OS process), and merged files hold many. katrace-stats
+// counts and names ranks by pid, with the communicator rank only where it differs; katrace-merge
+// never drops a file of another process for a pid it shares with an earlier input: it moves that
+// rank to a free pid and says so, one line per move, naming both files. Hand-made traces from
+// tools/common/synthetic_trace.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/common/synthetic_trace.h"
+#include "tools/common/trace_reader.h"
+
+namespace katrace::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
+
+struct ToolRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+ToolRun RunTool(const std::string& tool, const std::string& args) {
+  const std::string command = (BinDir() / tool).string() + " " + args + " 2>&1";
+  ToolRun result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  EXPECT_EQ(result.output.find("AddressSanitizer"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("runtime error:"), std::string::npos) << result.output;
+  return result;
+}
+
+struct Events : TraceVisitor {
+  std::vector<Json> all;
+  Json other;
+  bool OnEvent(const TraceEvent& event) override {
+    all.push_back(event.json);
+    return true;
+  }
+  void OnOtherData(const Json& other_data) override { other = other_data; }
+  std::set<int64_t> Pids() const {
+    std::set<int64_t> pids;
+    for (const Json& e : all) pids.insert(e["pid"].get<int64_t>());
+    return pids;
+  }
+  size_t Count(const std::string& cat) const {
+    size_t n = 0;
+    for (const Json& e : all) n += e.value("cat", "") == cat;
+    return n;
+  }
+};
+
+Events Read(const std::string& path) {
+  Events events;
+  const ReadResult r = ReadTrace(path, &events);
+  EXPECT_EQ(r.status, ReadStatus::kOk) << path << ": " << r.message;
+  return events;
+}
+
+size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+class IdentityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/katrace-identity-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Rank |rank| of an |nranks|-rank job, in a process of its own on its own host.
+  static SyntheticRankOptions Rank(int64_t rank, int64_t nranks) {
+    SyntheticRankOptions o;
+    o.rank = rank;
+    o.nranks = nranks;
+    o.host = "node" + std::to_string(rank);
+    o.os_pid = 1000 + rank;
+    o.base_realtime_ns = 1700000000000000000 + rank * 1000;
+    o.num_colls = 3;
+    o.channels = 1;
+    o.steps = 1;
+    o.arrival_delay_ns = rank == 1 ? 7000 : 0;
+    o.max_arrival_delay_ns = 7000;
+    return o;
+  }
+
+  std::string Write(const std::string& name, const std::vector<SyntheticRankOptions>& ranks) {
+    const std::string path = (dir_ / name).string();
+    std::string error;
+    EXPECT_TRUE(WriteSyntheticProcessTraceFile(path, ranks, &error)) << error;
+    return path;
+  }
+
+  Json Stats(const std::string& args) {
+    const ToolRun r = RunTool("katrace-stats", "--format json " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return Json::parse(r.output, nullptr, false);
+  }
+
+  fs::path dir_;
+};
+
+// Two ranks of one OS process in one file: two pids, "2 ranks", and the straggler report names
+// them by pid, without a comm rank that only repeats it.
+TEST_F(IdentityTest, StatsNamesTheRanksOfOneProcessFile) {
+  SyntheticRankOptions second = Rank(1, 2);
+  SyntheticRankOptions first = Rank(0, 2);
+  second.host = first.host;
+  second.os_pid = first.os_pid;
+  second.base_realtime_ns = first.base_realtime_ns;
+  second.comm_hash = first.comm_hash;
+  first.pid = 0;
+  second.pid = 1;
+  const std::string path = Write("both.json", {first, second});
+  EXPECT_EQ(Read(path).Pids(), (std::set<int64_t>{0, 1}));
+  const ToolRun text = RunTool("katrace-stats", "--report straggler " + path);
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("1 file (0 with problems), 2 ranks,"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("comm rank"), std::string::npos) << text.output;
+  const Json stats = Stats("--report straggler " + path);
+  EXPECT_EQ(stats["inputs"]["ranks"], Json::array({0, 1}));
+  EXPECT_EQ(stats["straggler_instances"]["seen_on_2_or_more_ranks"], 3);
+  ASSERT_EQ(stats["worst_instances"].size(), 3u);
+  EXPECT_EQ(stats["worst_instances"][0]["last"], "rank 1");
+  EXPECT_EQ(stats["worst_instances"][0]["first"], "rank 0");
+}
+
+// A sub-communicator's rank differs from the global one: the label gives both, the pid first.
+TEST_F(IdentityTest, StragglerLabelGivesTheCommRankOnlyWhereItDiffers) {
+  SyntheticRankOptions a = Rank(0, 2), b = Rank(1, 2);
+  a.pid = 4;  // global ranks 4 and 5 are ranks 0 and 1 of this communicator
+  b.pid = 5;
+  const std::string pa = Write("r4.json", {a}), pb = Write("r5.json", {b});
+  const Json stats = Stats("--report straggler " + pa + " " + pb);
+  EXPECT_EQ(stats["inputs"]["ranks"], Json::array({4, 5}));
+  EXPECT_EQ(stats["worst_instances"][0]["last"], "rank 5 (comm rank 1)");
+  EXPECT_EQ(stats["worst_instances"][0]["first"], "rank 4 (comm rank 0)");
+}
+
+// The merged file of two separate ranks is still two ranks.
+TEST_F(IdentityTest, StatsCountsTheRanksOfAMergedFile) {
+  const std::string a = Write("a.json", {Rank(0, 2)}), b = Write("b.json", {Rank(1, 2)});
+  const std::string merged = (dir_ / "m.json").string();
+  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b);
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  const ToolRun text = RunTool("katrace-stats", merged);
+  EXPECT_NE(text.output.find("1 file (0 with problems), 2 ranks,"), std::string::npos) << text.output;
+  EXPECT_EQ(Stats("--report straggler " + merged)["straggler_instances"]["seen_on_2_or_more_ranks"], 3);
+}
+
+// Two processes whose traces both say pid 0 (old traces named the process by its first
+// communicator's rank): both are merged, the second moves to a free pid, and the merge says
+// which file is which, once.
+TEST_F(IdentityTest, MergeMovesACollidingPidInsteadOfDroppingAFile) {
+  SyntheticRankOptions other = Rank(0, 2);
+  other.host = "node9";
+  other.os_pid = 9999;
+  other.comm_hash = 0x1111222233334444;
+  const std::string a = Write("a.json", {Rank(0, 2)}), b = Write("b.json", {Rank(1, 2)});
+  const std::string c = Write("c.json", {other});
+  const std::string merged = (dir_ / "m.json").string();
+  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b + " " + c);
+  EXPECT_EQ(merge.exit_code, 0) << merge.output;
+  EXPECT_EQ(merge.output.find("left out"), std::string::npos) << merge.output;
+  EXPECT_EQ(Occurrences(merge.output, "pid 0 is in"), 1u) << merge.output;
+  EXPECT_NE(merge.output.find("pid 0 is in " + a + " (node0, os pid 1000) and in " + c +
+                              " (node9, os pid 9999): " + a + " keeps pid 0, the rank of " + c +
+                              " is pid 2 in the merged trace"),
+            std::string::npos)
+      << merge.output;
+  const Events out = Read(merged);
+  EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(out.Count("Coll"), 9u);
+  const Json& inputs = out.other["katrace"]["inputs"];
+  ASSERT_EQ(inputs.size(), 3u);
+  for (const Json& input : inputs) {
+    if (input["file"] == c) {
+      EXPECT_EQ(input["pid_remap"], Json::parse(R"([{"from":0,"to":2}])")) << input.dump();
+      EXPECT_EQ(input["pids"], Json::array({2}));
+    } else {
+      EXPECT_FALSE(input.contains("pid_remap")) << input.dump();
+    }
+  }
+  EXPECT_EQ(out.other["katrace"]["ranks"], Json::array({0, 1, 2}));
+  // The moved rank's own header says where it went; flows stay paired within each file.
+  for (const Json& e : out.all) {
+    if (e.value("name", "") == "process_name" && e["args"].contains("katrace") && e["pid"] == 2) {
+      EXPECT_EQ(e["args"]["katrace"]["rank"], 2) << e.dump();
+    }
+  }
+  const ToolRun check = RunTool("katrace-check", merged);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  const ToolRun stats = RunTool("katrace-stats", merged);
+  EXPECT_NE(stats.output.find("3 ranks,"), std::string::npos) << stats.output;
+}
+
+// A file of two ranks against a file that claims one of its pids: only that rank moves, and a
+// later merge of the merged file keeps everything apart.
+TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
+  SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
+  r1.host = r0.host;
+  r1.os_pid = r0.os_pid;
+  r1.base_realtime_ns = r0.base_realtime_ns;
+  r0.pid = 0;
+  r1.pid = 1;
+  const std::string both = Write("both.json", {r0, r1});
+  SyntheticRankOptions stray = Rank(1, 2);
+  stray.comm_hash = 0x5555666677778888;
+  const std::string lone = Write("lone.json", {stray});
+  const std::string merged = (dir_ / "m.json").string();
+  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone);
+  EXPECT_EQ(merge.exit_code, 0) << merge.output;
+  EXPECT_EQ(Occurrences(merge.output, " is in "), 1u) << merge.output;
+  EXPECT_NE(merge.output.find("pid 1 is in " + both), std::string::npos) << merge.output;
+  const Events out = Read(merged);
+  EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(out.Count("Coll"), 9u);
+  // Merging the merged trace with another copy of the lone rank's process moves it again.
+  SyntheticRankOptions again = stray;
+  again.host = "node7";
+  const std::string third = Write("third.json", {again});
+  const std::string twice = (dir_ / "m2.json").string();
+  const ToolRun merge2 = RunTool("katrace-merge", "-o " + twice + " " + merged + " " + third);
+  EXPECT_EQ(merge2.exit_code, 0) << merge2.output;
+  const Events out2 = Read(twice);
+  EXPECT_EQ(out2.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(out2.Count("Coll"), 12u);
+  EXPECT_NE(merge2.output.find("pid 1 is in " + merged), std::string::npos) << merge2.output;
+}
+
+}  // namespace
+}  // namespace katrace::tools
