@@ -242,8 +242,12 @@ ClockFit FitGpuClock(std::vector<ClockBound> upper, std::vector<ClockBound> lowe
   }
   fit.observed = true;
 
-  // A robust line through the upper bounds: the median of pairwise slopes over an even sample,
-  // and the median of what is left.
+  // A robust line through the upper bounds: the median of pairwise slopes over an even sample.
+  // Against it, the tight level of the upper bounds (their 10th percentile: most bounds are
+  // loose when the host is busy, garbage is rare) and of the lower ones (their 90th). A bound is
+  // garbage when it contradicts the other side's tight level by more than kClockOutlierNs: an
+  // upper bound far below the lower ones (or, without lower bounds, far below its own kind's
+  // tight level), a lower bound far above the upper ones. Tight bounds are never dropped.
   const uint64_t x0 = std::min(upper.front().host_ns, lower.empty() ? UINT64_MAX : lower.front().host_ns);
   auto rel_x = [&](uint64_t host) { return static_cast<double>(host - x0); };
   std::vector<const ClockBound*> sample;
@@ -259,31 +263,33 @@ ClockFit FitGpuClock(std::vector<ClockBound> upper, std::vector<ClockBound> lowe
     }
   }
   const double rough_b = slopes.empty() ? 0 : Median(slopes);
-  std::vector<__int128> residual;
-  for (const ClockBound& u : upper) {
-    residual.push_back(static_cast<__int128>(u.offset_ns) - static_cast<__int128>(std::llround(rough_b * rel_x(u.host_ns))));
-  }
-  const __int128 rough_a = Median(residual);
-  std::vector<__int128> spread;
-  for (__int128 r : residual) spread.push_back(r > rough_a ? r - rough_a : rough_a - r);
-  const __int128 tolerance = kClockOutlierNs + 8 * Median(spread);
-  const int64_t y_ref = SaturatingOffset(rough_a);
+  auto residual = [&](const ClockBound& b) {  // the bound less the robust line's tilt
+    return static_cast<__int128>(b.offset_ns) - static_cast<__int128>(std::llround(rough_b * rel_x(b.host_ns)));
+  };
+  auto quantile = [](std::vector<__int128> v, size_t percent) {
+    size_t k = std::min(v.size() - 1, v.size() * percent / 100);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return v[k];
+  };
+  std::vector<__int128> ru, rl;
+  for (const ClockBound& u : upper) ru.push_back(residual(u));
+  for (const ClockBound& l : lower) rl.push_back(residual(l));
+  const __int128 tight_up = quantile(ru, 10);
+  const __int128 floor_up = rl.empty() ? tight_up : quantile(rl, 90);
+  const int64_t y_ref = SaturatingOffset(tight_up);
   auto rel_y = [&](const ClockBound& b) {
     return static_cast<double>(static_cast<__int128>(b.offset_ns) - y_ref);
   };
-  auto rough_off = [&](const ClockBound& b) {  // how far a bound lies above the robust line
-    return static_cast<__int128>(b.offset_ns) - rough_a - static_cast<__int128>(std::llround(rough_b * rel_x(b.host_ns)));
-  };
   std::vector<Point> up, low;
   for (const ClockBound& u : upper) {
-    if (rough_off(u) < -tolerance) {
+    if (residual(u) < std::min(floor_up, tight_up) - kClockOutlierNs) {
       ++fit.outliers;  // an upper bound far below the others
     } else {
       up.push_back(Point{rel_x(u.host_ns), rel_y(u)});
     }
   }
   for (const ClockBound& l : lower) {
-    if (rough_off(l) > tolerance) {
+    if (residual(l) > tight_up + kClockOutlierNs) {
       ++fit.outliers;  // a lower bound far above the upper ones
     } else {
       low.push_back(Point{rel_x(l.host_ns), rel_y(l)});

@@ -18,10 +18,10 @@
 // segment, its error is within the bound.
 //
 // Garbage stamps are bounds far off every other: the bounds are reduced per time bucket (the
-// tightest of each), a robust line (Theil–Sen over the upper bounds) sets where the band can be,
-// and bounds that contradict it by more than kOutlierNs (plus the scatter) are dropped and
-// counted. A band still empty after that (stamp noise larger than the band) is reported: the
-// fit is then the upper bounds' alone, and the bound says by how much the bounds disagreed.
+// tightest of each), and a bound that contradicts the other side's tight level (a percentile
+// against a robust Theil–Sen tilt) by more than kClockOutlierNs is dropped and counted. A band
+// still empty after that (stamp noise larger than the band) is reported: the fit is then the
+// upper bounds' alone, and the bound says by how much the bounds disagreed.
 //
 // Arithmetic on offsets is 128-bit and saturated where it meets int64; the line itself is fitted
 // in doubles relative to a reference offset, where every inlier is within milliseconds.
