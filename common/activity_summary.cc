@@ -2,6 +2,7 @@
 #include "common/activity_summary.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "katrace/event_kinds.h"
@@ -22,13 +23,20 @@ std::vector<std::string_view> Words(std::string_view text) {
   return words;
 }
 
-uint64_t Hash(std::string_view a, std::string_view b) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : a) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  h = (h ^ 0xff) * 1099511628211ull;
-  for (char c : b) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
 }
+
+// The length and the first, middle and last byte: cheap and weak, which is enough for a few
+// dozen names, since a cache slot is verified by comparing the text.
+uint64_t Sketch(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto byte = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(text[i])); };
+  return text.size() << 24 | byte(0) << 16 | byte(text.size() / 2) << 8 | byte(text.size() - 1);
+}
+
+uint64_t Hash(std::string_view a, std::string_view b) { return Mix(Sketch(a), Sketch(b)); }
 
 bool IsSharedGpuWork(std::string_view category) { return category == "KernelCh" || category == "CollGpu"; }
 
@@ -58,7 +66,9 @@ std::string RowName(std::string_view category, std::string_view name) {
 ActivitySummary::ActivitySummary()
     : host("katrace host-side summary (callback start to stop)", TimeShare::kOfSpan),
       gpu("katrace GPU-side summary (%globaltimer)", TimeShare::kOfSpan),
-      cache_(kCacheSize) {}
+      cache_(kCacheSize),
+      ring_(kSharedWindow),
+      shared_index_(kSharedIndex, -1) {}
 
 SummaryTable* ActivitySummary::TableOf(std::string_view category) {
   for (const KindInfo& k : kKindInfo) {
@@ -71,7 +81,8 @@ SummaryTable* ActivitySummary::TableOf(std::string_view category) {
 }
 
 ActivitySummary::Target ActivitySummary::Lookup(std::string_view category, std::string_view name) {
-  CacheEntry& entry = cache_[Hash(category, name) % kCacheSize];
+  // The high bits: a product's low bits depend only on its inputs' low bits.
+  CacheEntry& entry = cache_[(Hash(category, name) >> 40) % kCacheSize];
   if (entry.used && entry.category == category && entry.name == name) return entry.target;
   Target target;
   target.table = TableOf(category);
@@ -94,35 +105,68 @@ void ActivitySummary::Add(const ActivitySlice& s) {
 }
 
 void ActivitySummary::AddShared(const ActivitySlice& s) {
-  SharedKey key{std::string(s.category), s.comm, s.rank, s.channel, s.start_ns, s.duration_ns};
-  auto [it, inserted] = shared_.try_emplace(std::move(key));
-  Shared& shared = it->second;
-  if (inserted) {
-    shared.start_ns = s.start_ns;
-    shared.duration_ns = s.duration_ns;
-    shared_order_.push_back(it->first);
-    if (shared_order_.size() > kSharedWindow) FlushOldestShared();
+  uint64_t h = Hash(s.category, {});
+  for (uint64_t v : {s.comm, static_cast<uint64_t>(s.rank), static_cast<uint64_t>(s.channel),
+                     static_cast<uint64_t>(s.start_ns), s.duration_ns}) {
+    h = Mix(h, v);
   }
-  if (std::find(shared.names.begin(), shared.names.end(), s.name) == shared.names.end()) {
-    shared.names.emplace_back(s.name);
+  int32_t& slot = shared_index_[(h >> 40) % kSharedIndex];
+  if (slot >= 0) {
+    Shared& seen = ring_[static_cast<size_t>(slot)];
+    if (seen.live && seen.hash == h && seen.comm == s.comm && seen.rank == s.rank &&
+        seen.channel == s.channel && seen.start_ns == s.start_ns && seen.duration_ns == s.duration_ns &&
+        seen.category == s.category) {
+      std::string line(s.name);
+      line += '\n';
+      // A name is new unless it is one of the lines already there.
+      bool known = false;
+      for (size_t at = 0; at < seen.names.size() && !known; at = seen.names.find('\n', at) + 1) {
+        known = seen.names.compare(at, line.size(), line) == 0;
+      }
+      if (!known) seen.names += line;
+      return;
+    }
   }
+  Shared& fresh = ring_[ring_next_];
+  if (fresh.live) FlushShared(&fresh);  // the oldest: its window has passed
+  fresh.hash = h;
+  fresh.category.assign(s.category);
+  fresh.comm = s.comm;
+  fresh.rank = s.rank;
+  fresh.channel = s.channel;
+  fresh.start_ns = s.start_ns;
+  fresh.duration_ns = s.duration_ns;
+  fresh.names.assign(s.name);
+  fresh.names += '\n';
+  fresh.live = true;
+  slot = static_cast<int32_t>(ring_next_);
+  ring_next_ = (ring_next_ + 1) % kSharedWindow;
 }
 
-void ActivitySummary::FlushOldestShared() {
-  auto it = shared_.find(shared_order_.front());
-  shared_order_.pop_front();
-  Shared& shared = it->second;
-  // Sorted, so the row does not depend on which task's callback came first: "Send+Recv".
-  std::sort(shared.names.begin(), shared.names.end(), std::greater<>());
+void ActivitySummary::FlushShared(Shared* shared) {
+  shared->live = false;
   std::string name;
-  for (const std::string& n : shared.names) name += (name.empty() ? "" : "+") + n;
-  const Target t = Lookup(std::get<0>(it->first), name);
-  if (t.table != nullptr) t.table->Add(t.row, shared.start_ns, shared.duration_ns);
-  shared_.erase(it);
+  if (shared->names.find('\n') + 1 == shared->names.size()) {
+    name.assign(shared->names, 0, shared->names.size() - 1);  // one task: its own name
+  } else {
+    // Sorted, so the row does not depend on which task's callback came first: "Send+Recv".
+    std::vector<std::string> names;
+    for (size_t at = 0, end; (end = shared->names.find('\n', at)) != std::string::npos; at = end + 1) {
+      names.push_back(shared->names.substr(at, end - at));
+    }
+    std::sort(names.begin(), names.end(), std::greater<>());
+    for (const std::string& n : names) name += (name.empty() ? "" : "+") + n;
+  }
+  const Target t = Lookup(shared->category, name);
+  if (t.table != nullptr) t.table->Add(t.row, shared->start_ns, shared->duration_ns);
 }
 
 void ActivitySummary::Finish() {
-  while (!shared_order_.empty()) FlushOldestShared();
+  // Oldest first, as they would have left the ring.
+  for (size_t i = 0; i < kSharedWindow; ++i) {
+    Shared& shared = ring_[(ring_next_ + i) % kSharedWindow];
+    if (shared.live) FlushShared(&shared);
+  }
 }
 
 }  // namespace katrace

@@ -13,17 +13,15 @@
 //   the Recv of a group share one kernel), so KernelCh and CollGpu slices with the same
 //   communicator, rank, channel, start and duration are one instance, in a row naming every task
 //   ("KernelCh Send+Recv"). Sharers arrive together (they complete together); a slice is matched
-//   against the last kSharedWindow such slices, so memory stays bounded.
+//   against the last kSharedWindow such slices (a direct-mapped index: one whose slot a later
+//   slice took is counted on its own), so memory stays bounded and the cost per slice small.
 // Thread safety: none.
 #ifndef KATRACE_COMMON_ACTIVITY_SUMMARY_H_
 #define KATRACE_COMMON_ACTIVITY_SUMMARY_H_
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "common/summary_table.h"
@@ -76,18 +74,24 @@ class ActivitySummary {
   Target Lookup(std::string_view category, std::string_view name);
   SummaryTable* TableOf(std::string_view category);
 
-  using SharedKey = std::tuple<std::string, uint64_t, int64_t, int64_t, int64_t, uint64_t>;
+  // One slice of GPU work waiting for its other tasks, in a ring in arrival order.
   struct Shared {
-    std::vector<std::string> names;  // distinct task names, in arrival order
-    int64_t start_ns;
-    uint64_t duration_ns;
+    uint64_t hash = 0;
+    std::string category;
+    uint64_t comm = 0;
+    int64_t rank = 0, channel = 0, start_ns = 0;
+    uint64_t duration_ns = 0;
+    std::string names;  // the distinct task names, each followed by '\n'
+    bool live = false;
   };
+  static constexpr size_t kSharedIndex = 4 * kSharedWindow;  // direct-mapped: hash -> ring slot
   void AddShared(const ActivitySlice& slice);
-  void FlushOldestShared();
+  void FlushShared(Shared* shared);
 
   std::vector<CacheEntry> cache_;
-  std::map<SharedKey, Shared> shared_;
-  std::deque<SharedKey> shared_order_;  // oldest first
+  std::vector<Shared> ring_;
+  size_t ring_next_ = 0;               // where the next one goes; the oldest when the ring is full
+  std::vector<int32_t> shared_index_;  // ring slot or -1
 };
 
 }  // namespace katrace
