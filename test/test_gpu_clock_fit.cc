@@ -469,6 +469,20 @@ TEST_F(GpuClockSimTest, FiveMillisecondsBehind) { ExpectWithinTargets(Run("offse
 TEST_F(GpuClockSimTest, Drifting200Ppm) { ExpectWithinTargets(Run("drift:200ppm")); }
 TEST_F(GpuClockSimTest, Jitter) { ExpectWithinTargets(Run("offset:+5ms", 300)); }
 
+// A model the sim does not know is one clear line, never a run on some other clock.
+TEST_F(GpuClockSimTest, BadModelsAreRefusedByName) {
+  for (const char* bad : {"drift:abc", "drift:200", "offset:", "offset:+2h", "offset:+5xs", "tsc", "drift:20000ppm"}) {
+    katrace_test::ProcessOutput run = katrace_test::RunProcess(
+        katrace_test::ToolPath("katrace-sim"), {"--plugin", katrace_test::PluginPath(), "--gpu-clock", bad}, {}, dir_);
+    EXPECT_NE(run.exit_code, 0) << bad;
+    EXPECT_NE(run.err.find("--gpu-clock: '" + std::string(bad) + "'"), std::string::npos) << bad << ": " << run.err;
+  }
+  katrace_test::ProcessOutput run = katrace_test::RunProcess(
+      katrace_test::ToolPath("katrace-sim"), {"--plugin", katrace_test::PluginPath(), "--gpu-jitter", "-1"}, {}, dir_);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--gpu-jitter"), std::string::npos) << run.err;
+}
+
 // KernelStep stamps follow the model too: with the writers on, the bound still covers the truth.
 TEST_F(GpuClockSimTest, KernelStepsFollowTheModel) {
   Placement p = Run("offset:-5ms", 0, true);
