@@ -817,21 +817,13 @@ TEST_F(ExportTest, KernelChHoldFollowsTheStartFlag) {
   s->Stop(0, Kind::kGroup, 1, 3, t + 500);
   s.Close();
   json tr = ExportValid(s.path);
-  // Position in the file = completion order.
-  auto position = [&](uint64_t id) {
-    const json& ev = tr["traceEvents"];
-    for (size_t i = 0; i < ev.size(); ++i) {
-      if (ev[i].value("ph", "") == "X" && ev[i]["args"].value("id", uint64_t{0}) == id) return static_cast<int>(i);
-    }
-    return -1;
-  };
+  // The file is in start order (the layout places slices by start), so the hold shows only in
+  // the completion facts: Coll 1 completed at its stop, Coll 2 waited to the end.
   json c1 = ById(tr, "Coll", 1);
   EXPECT_FALSE(c1["args"].contains("incomplete"));
-  EXPECT_LT(position(1), position(3));  // completed at its stop, before the later Group
   json c2 = ById(tr, "Coll", 2);
   EXPECT_EQ(c2["args"]["incomplete"], true);
   EXPECT_EQ(Ns(c2["dur"]), 100);  // it did stop: its own stop time is kept
-  EXPECT_GT(position(2), position(3));  // held to the end
   EXPECT_EQ(Footer(tr)["incomplete"], 1);
   EXPECT_EQ(last_.incomplete, 1u);
 }

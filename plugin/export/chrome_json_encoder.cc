@@ -11,36 +11,63 @@ void ChromeJsonEncoder::Flush() {
   buf_.clear();
 }
 
-void ChromeJsonEncoder::Identity() {
-  buf_.Raw("\"format\":\"katrace-trace\",\"version\":1,\"rank\":").Int(process_.rank);
+void ChromeJsonEncoder::Identity(int rank) {
+  buf_.Raw("\"format\":\"katrace-trace\",\"version\":1,\"rank\":").Int(rank);
   buf_.Raw(",\"host\":").String(process_.host).Raw(",\"os_pid\":").Int(process_.os_pid);
   buf_.Raw(",\"base_realtime_ns\":").Uint(process_.base_realtime_ns);
   buf_.Raw(",\"base_monotonic_ns\":").Uint(process_.base_monotonic_ns);
+  // Which Perfetto process (pid) is which rank, for tools that map pids back to ranks.
+  buf_.Raw(",\"ranks\":[");
+  for (size_t i = 0; i < process_.ranks.size(); ++i) {
+    const TraceRank& r = process_.ranks[i];
+    buf_.Raw(i ? ",{\"pid\":" : "{\"pid\":").Int(r.pid).Raw(",\"world_rank\":").Int(r.world_rank);
+    buf_.Raw(",\"launcher_rank\":").Int(r.launcher_rank).Raw(",\"cuda_device\":").Int(r.cuda_device).Raw("}");
+  }
+  buf_.Raw("]");
+}
+
+// One rank's process: its name ("rank 3"), where it ran (args and a label Perfetto shows), and
+// its order. Every rank's process_name carries the header (its clock base, for tools that take
+// pids apart); the first rank's is the file's first event.
+void ChromeJsonEncoder::ProcessMetadata(const TraceRank& r) {
+  std::string where = process_.host + ", pid " + std::to_string(process_.os_pid);
+  BeginEvent();
+  buf_.Raw("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":").Int(r.pid);
+  buf_.Raw(",\"tid\":0,\"args\":{\"name\":").String(r.label.empty() ? "rank " + std::to_string(r.pid) : r.label);
+  buf_.Raw(",\"host\":").String(process_.host).Raw(",\"os_pid\":").Int(process_.os_pid);
+  buf_.Raw(",\"katrace\":{");
+  Identity(r.pid);
+  buf_.Raw("}}}");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":").Int(r.pid);
+  buf_.Raw(",\"tid\":0,\"args\":{\"labels\":").String(where).Raw("}}");
+  BeginEvent();
+  buf_.Raw("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":").Int(r.pid);
+  buf_.Raw(",\"tid\":0,\"args\":{\"sort_index\":").Int(r.pid).Raw("}}");
 }
 
 void ChromeJsonEncoder::Begin(const TraceProcess& process) {
   process_ = process;
-  slice_mid_ = "\",\"ph\":\"X\",\"pid\":" + std::to_string(process_.rank) + ",\"tid\":";
+  if (process_.ranks.empty()) {
+    TraceRank r;
+    r.pid = process_.rank;
+    process_.ranks.push_back(r);
+  }
+  pid0_ = process_.ranks.front().pid;
   buf_.Raw("{\"traceEvents\":[\n");
-  BeginEvent();
-  buf_.Raw("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
-  buf_.Raw(",\"tid\":0,\"args\":{\"name\":");
-  buf_.String("rank " + std::to_string(process_.rank) + " (" + process_.host + ", pid " +
-              std::to_string(process_.os_pid) + ")");
-  buf_.Raw(",\"katrace\":{");
-  Identity();
-  buf_.Raw("}}}");
-  BeginEvent();
-  buf_.Raw("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
-  buf_.Raw(",\"tid\":0,\"args\":{\"sort_index\":").Int(process_.rank).Raw("}}");
+  for (size_t i = 0; i < process_.ranks.size(); ++i) ProcessMetadata(process_.ranks[i]);
 }
 
-void ChromeJsonEncoder::Track(int track, std::string_view name, int sort_index) {
+void ChromeJsonEncoder::Track(int track, int pid, std::string_view name, int sort_index) {
+  if (track >= 0) {
+    if (track_pid_.size() <= static_cast<size_t>(track)) track_pid_.resize(static_cast<size_t>(track) + 1, pid0_);
+    track_pid_[static_cast<size_t>(track)] = pid;
+  }
   BeginEvent();
-  buf_.Raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").Int(pid);
   buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(name).Raw("}}");
   BeginEvent();
-  buf_.Raw("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":").Int(process_.rank);
+  buf_.Raw("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":").Int(pid);
   buf_.Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"sort_index\":").Int(sort_index).Raw("}}");
 }
 
@@ -64,8 +91,8 @@ void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
 
 void ChromeJsonEncoder::Slice(const SliceEvent& s) {
   BeginEvent();
-  buf_.Raw("{\"name\":").String(s.name).Raw(",\"cat\":\"").Raw(s.category).Raw(slice_mid_);
-  buf_.Int(s.track).Raw(",\"ts\":").Micros(s.ts);
+  buf_.Raw("{\"name\":").String(s.name).Raw(",\"cat\":\"").Raw(s.category).Raw("\",\"ph\":\"X\",\"pid\":");
+  buf_.Int(PidOf(s.track)).Raw(",\"tid\":").Int(s.track).Raw(",\"ts\":").Micros(s.ts);
   buf_.Raw(",\"dur\":").Micros(s.dur < 0 ? 0 : s.dur);
   Args(s.args, s.nargs);
   buf_.Char('}');
@@ -75,17 +102,17 @@ void ChromeJsonEncoder::Slice(const SliceEvent& s) {
 void ChromeJsonEncoder::Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) {
   BeginEvent();
   buf_.Raw("{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":").Uint(id);
-  buf_.Raw(",\"pid\":").Int(process_.rank).Raw(",\"tid\":").Int(from_track);
+  buf_.Raw(",\"pid\":").Int(PidOf(from_track)).Raw(",\"tid\":").Int(from_track);
   buf_.Raw(",\"ts\":").Micros(from_ts).Raw("}");
   BeginEvent();
   buf_.Raw("{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":").Uint(id);
-  buf_.Raw(",\"pid\":").Int(process_.rank).Raw(",\"tid\":").Int(to_track);
+  buf_.Raw(",\"pid\":").Int(PidOf(to_track)).Raw(",\"tid\":").Int(to_track);
   buf_.Raw(",\"ts\":").Micros(to_ts).Raw("}");
 }
 
 void ChromeJsonEncoder::Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
   BeginEvent();
-  buf_.Raw("{\"name\":").String(name).Raw(",\"ph\":\"C\",\"pid\":").Int(process_.rank);
+  buf_.Raw("{\"name\":").String(name).Raw(",\"ph\":\"C\",\"pid\":").Int(pid0_);
   buf_.Raw(",\"tid\":0,\"ts\":").Micros(ts);
   Args(args, nargs);
   buf_.Char('}');
@@ -96,19 +123,17 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   for (uint64_t d : t.drops) total_drops += d;
   // A closing instant on the process track, so the counters are visible in Perfetto too.
   BeginEvent();
-  buf_.Raw("{\"name\":\"katrace trace end\",\"ph\":\"i\",\"s\":\"g\",\"pid\":").Int(process_.rank);
+  buf_.Raw("{\"name\":\"katrace trace end\",\"ph\":\"i\",\"s\":\"g\",\"pid\":").Int(pid0_);
   buf_.Raw(",\"tid\":0,\"ts\":").Micros(t.end_ts);
-  buf_.Raw(",\"args\":{\"drops\":").Uint(total_drops).Raw(",\"incomplete\":").Uint(t.incomplete);
-  buf_.Raw(",\"overflow_moves\":").Uint(t.overflow_moves).Raw("}}");
+  buf_.Raw(",\"args\":{\"drops\":").Uint(total_drops).Raw(",\"incomplete\":").Uint(t.incomplete).Raw("}}");
   buf_.Raw("\n],\n\"otherData\":{\"katrace\":{");
-  Identity();
+  Identity(process_.rank);
   buf_.Raw(",\"mask\":").Int(t.mask);
   buf_.Raw(",\n\"events\":{");
   for (int k = 0; k < kKindCount; ++k) buf_.Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.events[k]);
   buf_.Raw("},\n\"drops\":{");
   for (int k = 0; k < kKindCount; ++k) buf_.Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.drops[k]);
   buf_.Raw("},\n\"incomplete\":").Uint(t.incomplete).Raw(",\"late_children\":").Uint(t.late_children);
-  buf_.Raw(",\"overflow_moves\":").Uint(t.overflow_moves);
   buf_.Raw(",\"waits\":").Uint(t.waits);
   buf_.Raw(",\"io_errors\":").Uint(t.io_errors);
   buf_.Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);
@@ -151,6 +176,7 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
     const FooterComm& c = t.comms[i];
     buf_.Raw(i ? ",\n" : "\n").Raw("{\"comm\":\"").Hex64(c.comm_hash).Raw("\",\"name\":").String(c.name);
     buf_.Raw(",\"rank\":").Int(c.rank).Raw(",\"nranks\":").Int(c.nranks).Raw(",\"abi\":").Int(c.abi_version);
+    buf_.Raw(",\"pid\":").Int(c.pid);
     buf_.Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_clock\":").Int(c.gpu_clock);
     buf_.Raw("}");
   }

@@ -6,6 +6,7 @@
 
 #include "plugin/export/trace_encoder.h"
 #include <string>
+#include <vector>
 
 #include "plugin/export/json_out.h"
 #include "plugin/output_sink.h"
@@ -19,7 +20,7 @@ class ChromeJsonEncoder : public TraceEncoder {
   ~ChromeJsonEncoder() override = default;
 
   void Begin(const TraceProcess& process) override;
-  void Track(int track, std::string_view name, int sort_index) override;
+  void Track(int track, int pid, std::string_view name, int sort_index) override;
   void Slice(const SliceEvent& slice) override;
   void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) override;
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override;
@@ -31,7 +32,11 @@ class ChromeJsonEncoder : public TraceEncoder {
     first_event_ = false;
   }
   void Args(const Arg* args, size_t n);
-  void Identity();
+  void Identity(int rank);
+  void ProcessMetadata(const TraceRank& r);
+  int PidOf(int track) const {
+    return track >= 0 && static_cast<size_t>(track) < track_pid_.size() ? track_pid_[static_cast<size_t>(track)] : pid0_;
+  }
   void MaybeFlush() {
     if (buf_.size() >= kFlushBytes) Flush();
   }
@@ -41,7 +46,8 @@ class ChromeJsonEncoder : public TraceEncoder {
   OutputSink* sink_;
   JsonOut buf_;
   TraceProcess process_;
-  std::string slice_mid_;  // "\",\"ph\":\"X\",\"pid\":<rank>,\"tid\":", the same for every slice
+  std::vector<int> track_pid_;  // per track: the pid it belongs to
+  int pid0_ = 0;                // the first rank's: counters and the closing instant
   bool first_event_ = true;
 };
 

@@ -84,8 +84,7 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
   for (uint64_t e : t.events) recorded += e;
   text += "katrace: " + std::to_string(recorded) + " events recorded, " + std::to_string(total_drops) +
           " dropped (pool or buffers full)" + (drops.empty() ? "" : ":" + drops) + ", " +
-          std::to_string(t.incomplete) + " incomplete, " + std::to_string(t.overflow_moves) +
-          " moved to overflow tracks";
+          std::to_string(t.incomplete) + " incomplete";
   if (t.waits != 0) text += ", " + std::to_string(t.waits) + " waits for buffer space";
   if (t.drain.Any()) {
     text += "; KernelStep drain:";

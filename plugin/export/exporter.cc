@@ -99,6 +99,8 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
     f.rank = ci.rank;
     f.nranks = ci.nranks;
     f.abi_version = ci.abi_version;
+    f.pid = ci.identity >= 0 && static_cast<size_t>(ci.identity) < index.ranks.size() ? index.ranks[ci.identity].pid
+                                                                                       : index.ranks.front().pid;
     if (ci.gpu_clock >= 0) {
       f.gpu_clock = ci.gpu_clock;
       f.gpu_offset_ns = t->gpu_clocks[static_cast<size_t>(ci.gpu_clock)].offset_ns;
@@ -183,6 +185,11 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   process.host = index.host;
   process.base_realtime_ns = index.process.base_realtime_ns;
   process.base_monotonic_ns = index.process.base_monotonic_ns;
+  process.end_monotonic_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
+  for (const RankIdentity& r : index.ranks) {
+    process.ranks.push_back(TraceRank{r.pid, r.world_rank, r.launcher_rank, r.cuda_device, r.label});
+  }
+  for (const CommInstance& ci : index.comms) process.comm_rank.push_back(ci.identity < 0 ? 0 : ci.identity);
 
   OutputSink sink;
   if (!sink.Open(output, options.gzip || EndsWith(output, ".gz"))) {

@@ -54,18 +54,32 @@ struct SliceEvent {
   size_t nargs;
 };
 
+// One rank of the process: its own Perfetto process (pid), named by |label| ("rank 3").
+struct TraceRank {
+  int pid = 0;
+  int world_rank = -1;
+  int launcher_rank = -1;
+  int cuda_device = -1;
+  std::string label;
+};
+
 struct TraceProcess {
-  int rank = 0;
+  int rank = 0;  // the header's rank: the first rank's pid
   int os_pid = 0;
   std::string host;
   uint64_t base_realtime_ns = 0;
   uint64_t base_monotonic_ns = 0;
+  // Host ns of the spool's last record: GPU slices are held within [base, end + 1 s].
+  uint64_t end_monotonic_ns = 0;
+  std::vector<TraceRank> ranks;    // never empty once the layout has it; ranks[0] is the default
+  std::vector<int> comm_rank;      // per SpoolIndex::comms entry: the index into ranks
 };
 
 struct FooterComm {
   uint64_t comm_hash = 0;
   std::string name;
   int rank = 0, nranks = 0, abi_version = 0;
+  int pid = 0;  // the Perfetto process its events are on
   int64_t gpu_offset_ns = 0;  // its GPU clock's offset at the trace's base
   int gpu_clock = -1;         // index into TraceTotals::gpu_clocks
 };
@@ -96,7 +110,7 @@ struct TraceTotals {
   int mask = 0;
   uint64_t events[kKindCount] = {};
   uint64_t drops[kKindCount] = {};
-  uint64_t incomplete = 0, late_children = 0, overflow_moves = 0, waits = 0, io_errors = 0;
+  uint64_t incomplete = 0, late_children = 0, waits = 0, io_errors = 0;
   uint64_t strings_unnamed = 0;
   // The first GPU clock's offset at the base, and the largest error bound of any (-1 unbounded).
   int64_t gpu_offset_ns = 0, gpu_offset_error_ns = 0;
@@ -112,12 +126,13 @@ class TraceEncoder {
  public:
   virtual ~TraceEncoder() = default;
   virtual void Begin(const TraceProcess& process) = 0;
-  // A new track, before its first slice; |sort_index| orders tracks within the process.
-  virtual void Track(int track, std::string_view name, int sort_index) = 0;
+  // A new track of process |pid| (one of TraceProcess::ranks), before its first slice; track
+  // numbers are unique across the file; |sort_index| orders tracks within the process.
+  virtual void Track(int track, int pid, std::string_view name, int sort_index) = 0;
   virtual void Slice(const SliceEvent& slice) = 0;
   // An arrow from a point on one track to a point on another (host launch -> GPU work).
   virtual void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) = 0;
-  // A process-level counter sample.
+  // A process-level counter sample (on the first rank's process).
   virtual void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) = 0;
   // Closes the trace with its totals. Nothing may follow.
   virtual void End(const TraceTotals& totals) = 0;

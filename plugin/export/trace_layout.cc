@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include <algorithm>
+
 #include "plugin/export/event_naming.h"
 
 namespace katrace {
@@ -16,41 +18,322 @@ std::string HexComm(uint64_t hash) {
 
 int64_t Dur(uint64_t start, uint64_t stop) { return stop >= start ? static_cast<int64_t>(stop - start) : 0; }
 
+// Heap order: the earliest start on top; at equal starts the longer slice (a parent) first, as
+// Perfetto needs it; then arrival order, so the layout is the same every run.
+bool Later(const uint64_t a_start, const uint64_t a_end, const uint64_t a_seq, const uint64_t b_start,
+           const uint64_t b_end, const uint64_t b_seq) {
+  if (a_start != b_start) return a_start > b_start;
+  if (a_end != b_end) return a_end < b_end;
+  return a_seq > b_seq;
+}
+
+// A sub-slice of one event (a ProxyStep state, a KernelStep half), written after its event in
+// (start, longer first) order so that same-start parts come out as Perfetto nests them.
+struct SubSlice {
+  uint64_t start, end;
+  std::string_view name;
+  const char* cat;
+};
+
+void SortSubSlices(SubSlice* s, size_t n) {
+  std::stable_sort(s, s + n, [](const SubSlice& a, const SubSlice& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  });
+}
+
+constexpr uint64_t kGpuSlackNs = 1000000000;  // GPU slices may end up to 1 s after the spool
+
 }  // namespace
 
-TraceLayout::TraceLayout(const TraceProcess& process, TraceEncoder* encoder)
-    : process_(process),
-      enc_(encoder),
-      tracks_([this](int tid, const std::string& name, int sort_index) { enc_->Track(tid, name, sort_index); }) {
+TraceLayout::TraceLayout(const TraceProcess& process, TraceEncoder* encoder) : process_(process), enc_(encoder) {
+  if (process_.ranks.empty()) {
+    TraceRank r;
+    r.pid = process_.rank;
+    r.label = "rank " + std::to_string(process_.rank);
+    process_.ranks.push_back(r);
+  }
+  gpu_lo_ = process_.base_monotonic_ns;
+  uint64_t end = std::max(process_.end_monotonic_ns, process_.base_monotonic_ns);
+  gpu_hi_ = end > UINT64_MAX - kGpuSlackNs ? UINT64_MAX : end + kGpuSlackNs;
   enc_->Begin(process_);
 }
 
-std::string TraceLayout::TrackName(const TrackKey& key, const AssembledEvent& e) const {
+uint64_t TraceLayout::GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* clamped) const {
+  // Exact: a garbage offset or stamp must not wrap around into the run.
+  __int128 t = static_cast<__int128>(gpu_ns) + e.gpu_offset;
+  if (t < static_cast<__int128>(gpu_lo_)) {
+    *clamped = true;
+    return gpu_lo_;
+  }
+  if (t > static_cast<__int128>(gpu_hi_)) {
+    *clamped = true;
+    return gpu_hi_;
+  }
+  return static_cast<uint64_t>(t);
+}
+
+int TraceLayout::RankOf(const AssembledEvent& e) const {
+  if (e.comm_index < 0 || static_cast<size_t>(e.comm_index) >= process_.comm_rank.size()) return 0;
+  int r = process_.comm_rank[static_cast<size_t>(e.comm_index)];
+  return r >= 0 && static_cast<size_t>(r) < process_.ranks.size() ? r : 0;
+}
+
+// ---- Arrival: each event becomes one or two pending slices ----
+
+void TraceLayout::Add(const AssembledEvent& e) {
+  ++events_[static_cast<int>(e.kind)];
+  if (e.flags & kEvIncomplete) ++incomplete_;
+  if (e.flags & kEvLateChild) ++late_children_;
+  if (IsGpuKind(e.kind) && (e.gpu_start != 0 || e.gpu_ready != 0)) ++gpu_stamped_;
+  uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Prepare(e, &slots_[slot]);
+  Enqueue(slot);
+  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
+    if (free_slots_.empty()) {
+      slot = static_cast<uint32_t>(slots_.size());
+      slots_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    PrepareGpuExtent(e, &slots_[slot]);
+    Enqueue(slot);
+  }
+}
+
+void TraceLayout::Enqueue(uint32_t slot) {
+  const Pending& p = slots_[slot];
+  heap_.push_back(HeapEntry{p.start, p.end, seq_++, slot});
+  std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
+    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
+  });
+  if (heap_.size() > kReorderDepth) PlaceEarliest();
+}
+
+void TraceLayout::PlaceEarliest() {
+  std::pop_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
+    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
+  });
+  uint32_t slot = heap_.back().slot;
+  heap_.pop_back();
+  Place(slots_[slot]);
+  free_slots_.push_back(slot);
+}
+
+void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
+  *p = Pending();
+  p->e = e;
+  p->role = Role::kEvent;
+  p->start = e.start_ns;
+  p->end = e.stop_ns < e.start_ns ? e.start_ns : e.stop_ns;
+  switch (e.kind) {
+    case Kind::kProxyOp: p->type = TrackType::kProxyOp; break;
+    case Kind::kProxyCtrl: p->type = TrackType::kProxyCtrl; break;
+    case Kind::kNetPlugin: p->type = TrackType::kNet; break;
+    case Kind::kColl:
+    case Kind::kP2p:
+    case Kind::kCeColl: p->type = TrackType::kHostTasks; break;
+    case Kind::kProxyStep: {
+      p->type = TrackType::kProxyStep;
+      // One interval per state, each up to the next state or the stop.
+      for (int i = 0; i < e.nstates; ++i) {
+        uint64_t s = std::min(std::max(e.state_ns[i], p->start), p->end);
+        uint64_t t = i + 1 < e.nstates ? e.state_ns[i + 1] : p->end;
+        t = std::min(t, p->end);
+        if (s > t) s = t;
+        p->parts[p->nparts++] = Span{s, t};
+      }
+      break;
+    }
+    case Kind::kKernelCh: {
+      p->type = TrackType::kGpuChannel;
+      bool stamps = e.gpu_start != 0 && (e.flags & kEvGpuStopSeen);
+      if (stamps) {
+        // Stop before start is a fact worth showing, not a reason to fall back on host times.
+        p->stop_before_start = e.gpu_stop < e.gpu_start;
+        p->start = GpuToHost(e, e.gpu_start, &p->clamped);
+        p->end = p->stop_before_start ? p->start : GpuToHost(e, e.gpu_stop, &p->clamped);
+      } else {
+        p->host_timed = true;  // without both stamps the callbacks' host times are the best we have
+      }
+      break;
+    }
+    case Kind::kKernelStep: {
+      p->type = TrackType::kGpuStep;
+      // A wait stamp after the transfer start is garbage: the step then begins at the transfer.
+      p->has_wait = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start;
+      uint64_t begin_gpu = p->has_wait ? e.gpu_start : e.gpu_ready;
+      bool stop_seen = (e.flags & kEvGpuStopSeen) != 0;
+      p->stop_before_start = stop_seen && e.gpu_stop < e.gpu_ready;
+      uint64_t stop_gpu = stop_seen && !p->stop_before_start ? e.gpu_stop : e.gpu_ready;
+      p->start = GpuToHost(e, begin_gpu, &p->clamped);
+      uint64_t ready = GpuToHost(e, e.gpu_ready, &p->clamped);
+      p->end = GpuToHost(e, stop_gpu, &p->clamped);
+      p->has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
+      if (p->has_wait) p->parts[p->nparts++] = Span{p->start, ready};
+      if (p->has_transfer) p->parts[p->nparts++] = Span{ready, p->end};
+      break;
+    }
+    default: p->type = TrackType::kHost; break;
+  }
+}
+
+void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, Pending* p) const {
+  *p = Pending();
+  p->e = e;
+  p->role = Role::kGpuExtent;
+  p->type = TrackType::kGpuComm;
+  p->stop_before_start = e.gpu_stop < e.gpu_start;
+  p->start = GpuToHost(e, e.gpu_start, &p->clamped);
+  p->end = p->stop_before_start ? p->start : GpuToHost(e, e.gpu_stop, &p->clamped);
+}
+
+// ---- Placement, in start order ----
+
+TrackKey TraceLayout::KeyOf(const Pending& p) const {
+  const AssembledEvent& e = p.e;
+  TrackKey key;
+  key.type = p.type;
+  key.rank = RankOf(e);
+  if (IsHostTrack(p.type)) {
+    key.os_tid = e.os_tid;
+    return key;
+  }
+  key.comm = e.comm_index;
+  if (p.type == TrackType::kProxyOp || p.type == TrackType::kProxyStep || p.type == TrackType::kGpuStep) {
+    key.channel = e.channel;
+    key.send = IsSend(e);
+    key.peer = e.peer;
+  } else if (p.type == TrackType::kGpuChannel) {
+    key.channel = e.channel;
+  }
+  return key;
+}
+
+std::string TraceLayout::GroupName(const TrackKey& key, const AssembledEvent& e) const {
   std::string comm = "comm " + HexComm(e.comm_hash).substr(0, 8) + " rank " + std::to_string(e.rank);
-  std::string dir = key.send ? " send" : " recv";
-  std::string peer = " peer " + std::to_string(key.peer);
-  std::string ch = " ch " + std::to_string(key.channel);
+  std::string conn = comm + " ch " + std::to_string(key.channel) + (key.send ? " send" : " recv") + " peer " +
+                     std::to_string(key.peer);
+  std::string host = "host " + std::to_string(key.os_tid);
   switch (key.type) {
-    case TrackType::kHost: return "host " + std::to_string(key.os_tid);
-    case TrackType::kProxyOp: return "proxy " + comm + ch + dir + peer;
-    case TrackType::kProxyStep: return "proxy " + comm + ch + dir + peer + " step lane " + std::to_string(key.lane);
+    case TrackType::kHost: return host;
+    case TrackType::kHostLanes: return host + " unnested";
+    case TrackType::kHostTasks: return host + " enqueue";
+    case TrackType::kProxyOp: return "proxy " + conn;
+    case TrackType::kProxyStep: return "proxy " + conn + " step";
     case TrackType::kProxyCtrl: return "proxy ctrl " + comm;
     case TrackType::kNet: return "net " + comm;
     case TrackType::kGpuComm: return "GPU " + comm;
-    case TrackType::kGpuChannel: return "GPU " + comm + ch;
-    case TrackType::kGpuStep: return "GPU " + comm + ch + dir + peer;
+    case TrackType::kGpuChannel: return "GPU " + comm + " ch " + std::to_string(key.channel);
+    case TrackType::kGpuStep: return "GPU " + conn;
   }
   return "track";
 }
 
-int TraceLayout::Place(const TrackKey& key, uint64_t start, uint64_t end, const AssembledEvent& e) {
-  return tracks_.Place(key, start, end, [&] { return TrackName(key, e); });
+int TraceLayout::SortBase(const TrackKey& key) {
+  // A host thread's tracks side by side (calls, enqueued tasks, unnested calls), threads in order
+  // of appearance; then proxy, then GPU groups in creation order; lanes in order within a group.
+  if (IsHostTrack(key.type)) {
+    uint64_t thread = (static_cast<uint64_t>(static_cast<uint32_t>(key.rank)) << 32) | key.os_tid;
+    auto it = host_ordinal_.emplace(thread, static_cast<int>(host_ordinal_.size())).first;
+    int sub = key.type == TrackType::kHost ? 0 : key.type == TrackType::kHostTasks ? 1 : 2;
+    return std::min(it->second, 20000) * 4000 + sub * 1000;
+  }
+  int type = static_cast<int>(key.type);
+  int ordinal = std::min(ordinals_[type]++, 99999);
+  return (type - static_cast<int>(TrackType::kProxyOp) + 1) * 100000000 + ordinal * 1000;
 }
+
+TraceLayout::Group* TraceLayout::FindGroup(const TrackKey& key, const AssembledEvent& e) {
+  // A few dozen groups take nearly every slice: a direct-mapped cache in front of the map.
+  uint64_t h = static_cast<uint64_t>(TrackKeyHash()(key)) * 0x9e3779b97f4a7c15ull;
+  CacheEntry& c = cache_[(h >> 56) % kCacheSize];
+  if (c.group != nullptr && c.key == key) return c.group;
+  auto found = groups_.find(key);
+  if (found == groups_.end()) {
+    std::unique_ptr<Group> g(new Group);
+    g->name = GroupName(key, e);
+    g->pid = process_.ranks[static_cast<size_t>(key.rank)].pid;
+    g->sort_base = SortBase(key);
+    found = groups_.emplace(key, std::move(g)).first;
+  }
+  c.key = key;
+  c.group = found->second.get();
+  return c.group;
+}
+
+int TraceLayout::LaneTid(Group* g, int lane) {
+  while (g->tids.size() <= static_cast<size_t>(lane)) {
+    int n = static_cast<int>(g->tids.size());
+    int tid = next_tid_++;
+    std::string name = n == 0 ? g->name : g->name + " lane " + std::to_string(n);
+    enc_->Track(tid, g->pid, name, g->sort_base + std::min(n, 999));
+    g->tids.push_back(tid);
+  }
+  return g->tids[static_cast<size_t>(lane)];
+}
+
+int TraceLayout::HostTid(const TrackKey& key, const Pending& p) {
+  Group* g = FindGroup(key, p.e);
+  // Start order (longer first at equal starts) is what makes a stack enough; a call that arrives
+  // behind it, or that would partially overlap an open call, goes to the thread's lanes.
+  bool in_order = !g->placed_any || p.start > g->last_start || (p.start == g->last_start && p.end <= g->last_end);
+  if (in_order) {
+    while (!g->open_ends.empty() && g->open_ends.back() <= p.start) g->open_ends.pop_back();
+    if (g->open_ends.empty() || p.end <= g->open_ends.back()) {
+      g->open_ends.push_back(p.end);
+      g->placed_any = true;
+      g->last_start = p.start;
+      g->last_end = p.end;
+      return LaneTid(g, 0);
+    }
+  }
+  ++unnested_;
+  TrackKey lanes_key = key;
+  lanes_key.type = TrackType::kHostLanes;
+  Group* lanes = FindGroup(lanes_key, p.e);
+  return LaneTid(lanes, lanes->lanes.Place(p.start, p.end, p.end == p.start));
+}
+
+void TraceLayout::Place(const Pending& p) {
+  TrackKey key = KeyOf(p);
+  int tid;
+  if (key.type == TrackType::kHost) {
+    tid = HostTid(key, p);
+  } else {
+    bool zero_tail = p.end == p.start;
+    for (size_t i = 0; i < p.nparts; ++i) zero_tail |= p.parts[i].start == p.end && p.parts[i].end == p.end;
+    Group* g = FindGroup(key, p.e);
+    tid = LaneTid(g, g->lanes.Place(p.start, p.end, zero_tail));
+  }
+  if (p.role == Role::kGpuExtent) {
+    GpuExtent(p, tid);
+    return;
+  }
+  switch (p.e.kind) {
+    case Kind::kProxyOp: ProxyOp(p, tid); break;
+    case Kind::kProxyStep: ProxyStep(p, tid); break;
+    case Kind::kKernelCh: KernelCh(p, tid); break;
+    case Kind::kKernelStep: KernelStep(p, tid); break;
+    case Kind::kProxyCtrl:
+    case Kind::kNetPlugin: OtherProxy(p, tid); break;
+    default: HostEvent(p, tid); break;
+  }
+}
+
+// ---- Writing ----
 
 void TraceLayout::Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
                        size_t n) {
   int64_t ts = Rel(start), dur = Dur(start, stop);
-  // Garbage ticks or stamps can put a slice's end past 2^62 ns (146 years) from the base, where
+  // Garbage ticks can put a host slice's end past 2^62 ns (146 years) from the base, where
   // ts + dur no longer fits a signed 64-bit ns count in readers; such an end is cut there.
   constexpr int64_t kMaxEnd = int64_t{1} << 62;
   if (dur > 0 && ts >= 0 && dur > kMaxEnd - ts) dur = ts >= kMaxEnd ? 0 : kMaxEnd - ts;
@@ -68,27 +351,31 @@ size_t TraceLayout::CommonArgs(const AssembledEvent& e, Arg* a) const {
   return n;
 }
 
-void TraceLayout::Add(const AssembledEvent& e) {
-  ++events_[static_cast<int>(e.kind)];
-  if (e.flags & kEvIncomplete) ++incomplete_;
-  if (e.flags & kEvLateChild) ++late_children_;
-  if (IsGpuKind(e.kind) && (e.gpu_start != 0 || e.gpu_ready != 0)) ++gpu_stamped_;
-  uint64_t stop_ns = e.stop_ns < e.start_ns ? e.start_ns : e.stop_ns;
-  switch (e.kind) {
-    case Kind::kProxyOp: ProxyOp(e, stop_ns); break;
-    case Kind::kProxyStep: ProxyStep(e, stop_ns); break;
-    case Kind::kKernelCh: KernelCh(e, stop_ns); break;
-    case Kind::kKernelStep: KernelStep(e); break;
-    case Kind::kProxyCtrl: OtherProxy(e, stop_ns, TrackType::kProxyCtrl); break;
-    case Kind::kNetPlugin: OtherProxy(e, stop_ns, TrackType::kNet); break;
-    default: HostEvent(e, stop_ns); break;
-  }
+size_t TraceLayout::GpuFacts(const Pending& p, Arg* a) const {
+  size_t n = 0;
+  if (p.clamped) a[n++] = Arg::Bool("clamped", true);
+  if (p.stop_before_start) a[n++] = Arg::Bool("gpu_stop_before_start", true);
+  if (p.host_timed) a[n++] = Arg::Bool("host_timed", true);
+  return n;
 }
 
-void TraceLayout::HostEvent(const AssembledEvent& e, uint64_t stop_ns) {
-  TrackKey key{TrackType::kHost};
-  key.os_tid = e.os_tid;
-  int tid = Place(key, e.start_ns, stop_ns, e);
+void TraceLayout::FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts) {
+  auto it = flows_.find(id);
+  if (it == flows_.end() || it->second.host_side == host_side) {
+    flows_[id] = FlowHalf{host_side, tid, ts};
+    return;
+  }
+  const FlowHalf& other = it->second;
+  if (host_side) {
+    enc_->Flow(id, tid, Rel(ts), other.tid, Rel(other.ts));
+  } else {
+    enc_->Flow(id, other.tid, Rel(other.ts), tid, Rel(ts));
+  }
+  flows_.erase(it);
+}
+
+void TraceLayout::HostEvent(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[32];
   size_t n = CommonArgs(e, a);
   switch (e.kind) {
@@ -124,8 +411,12 @@ void TraceLayout::HostEvent(const AssembledEvent& e, uint64_t stop_ns) {
       }
       a[n++] = Arg::Int("channels", e.nchannels);
       if (e.flags & kEvHasGpuExtent) {
-        a[n++] = Arg::Time("gpu_start", Rel(GpuToHost(e, e.gpu_start)));
-        a[n++] = Arg::Time("gpu_end", Rel(GpuToHost(e, e.gpu_stop)));
+        // The same clamped times as the CollGpu slice, so its children lie within both.
+        bool clamped = false;
+        uint64_t gpu_start = GpuToHost(e, e.gpu_start, &clamped);
+        uint64_t gpu_end = e.gpu_stop < e.gpu_start ? gpu_start : GpuToHost(e, e.gpu_stop, &clamped);
+        a[n++] = Arg::Time("gpu_start", Rel(gpu_start));
+        a[n++] = Arg::Time("gpu_end", Rel(gpu_end));
       }
       break;
     case Kind::kCeBatch:
@@ -141,29 +432,24 @@ void TraceLayout::HostEvent(const AssembledEvent& e, uint64_t stop_ns) {
       a[n++] = Arg::Time(name, Rel(e.state_ns[i]));
     }
   }
-  Emit(EventName(e), KindName(e.kind), tid, e.start_ns, stop_ns, a, n);
-  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) GpuExtent(e, tid);
+  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n);
+  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
+    FlowEnd(e.id, true, tid, p.start);
+  }
 }
 
 // The Coll/P2p's GPU extent on its communicator's GPU track, with a flow arrow from the host slice.
-void TraceLayout::GpuExtent(const AssembledEvent& e, int host_tid) {
-  TrackKey key{TrackType::kGpuComm};
-  key.context = e.context;
-  uint64_t start = GpuToHost(e, e.gpu_start), stop = GpuToHost(e, e.gpu_stop);
-  int tid = Place(key, start, stop, e);
-  Arg a[4] = {Arg::Str("func", Text(e.func)), Arg::Uint("coll", e.id), Arg::Hex("comm", e.comm_hash),
+void TraceLayout::GpuExtent(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
+  Arg a[8] = {Arg::Str("func", Text(e.func)), Arg::Uint("coll", e.id), Arg::Hex("comm", e.comm_hash),
               Arg::Int("rank", e.rank)};
-  Emit(EventName(e), "CollGpu", tid, start, stop, a, 4);
-  enc_->Flow(e.id, host_tid, Rel(e.start_ns), tid, Rel(start));
+  size_t n = 4 + GpuFacts(p, a + 4);
+  Emit(EventName(e), "CollGpu", tid, p.start, p.end, a, n);
+  FlowEnd(e.id, false, tid, p.start);
 }
 
-void TraceLayout::ProxyOp(const AssembledEvent& e, uint64_t stop_ns) {
-  TrackKey key{TrackType::kProxyOp};
-  key.context = e.context;
-  key.channel = e.channel;
-  key.send = IsSend(e);
-  key.peer = e.peer;
-  int tid = Place(key, e.start_ns, stop_ns, e);
+void TraceLayout::ProxyOp(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[16];
   size_t n = CommonArgs(e, a);
   a[n++] = Arg::Int("channel", e.channel);
@@ -172,42 +458,28 @@ void TraceLayout::ProxyOp(const AssembledEvent& e, uint64_t stop_ns) {
   a[n++] = Arg::Int("chunk_size", e.value2);
   a[n++] = Arg::Bool("send", IsSend(e));
   if (e.nstates > 0) a[n++] = Arg::Time("in_progress", Rel(e.state_ns[0]));
-  Emit(EventName(e), "ProxyOp", tid, e.start_ns, stop_ns, a, n);
+  Emit(EventName(e), "ProxyOp", tid, p.start, p.end, a, n);
 }
 
-void TraceLayout::ProxyStep(const AssembledEvent& e, uint64_t stop_ns) {
-  TrackKey key{TrackType::kProxyStep};
-  key.context = e.context;
-  key.channel = e.channel;
-  key.send = IsSend(e);
-  key.peer = e.peer;
-  key.lane = static_cast<uint8_t>(static_cast<uint32_t>(e.value) % 8);
-  // The step, then one interval per state, each up to the next state or the stop.
-  TrackTable::Span spans[1 + kMaxStates];
-  spans[0] = {e.start_ns, stop_ns};
-  for (int i = 0; i < e.nstates; ++i) {
-    uint64_t s = e.state_ns[i] < e.start_ns ? e.start_ns : e.state_ns[i];
-    uint64_t t = i + 1 < e.nstates ? e.state_ns[i + 1] : stop_ns;
-    if (t > stop_ns) t = stop_ns;
-    if (s > t) s = t;
-    spans[1 + i] = {s, t};
-  }
-  int tid = tracks_.Place(key, spans, 1 + static_cast<size_t>(e.nstates), [&] { return TrackName(key, e); });
+void TraceLayout::ProxyStep(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[16];
   size_t n = CommonArgs(e, a);
   a[n++] = Arg::Int("step", e.value);
   a[n++] = Arg::Uint("trans_size", e.bytes);
-  Emit(EventName(e), "ProxyStep", tid, e.start_ns, stop_ns, a, n);
-  Arg step = Arg::Int("step", e.value);
-  for (int i = 0; i < e.nstates; ++i) {
-    Emit(StateName(e.state_id[i]), "ProxyStepState", tid, spans[1 + i].start, spans[1 + i].end, &step, 1);
+  Emit(EventName(e), "ProxyStep", tid, p.start, p.end, a, n);
+  SubSlice parts[kMaxStates];
+  for (size_t i = 0; i < p.nparts; ++i) {
+    parts[i] = SubSlice{p.parts[i].start, p.parts[i].end, StateName(e.state_id[i]), "ProxyStepState"};
   }
+  SortSubSlices(parts, p.nparts);
+  // A state names its step by id: on its lane it is only ever inside that step.
+  Arg owner[2] = {Arg::Int("step", e.value), Arg::Uint("proxy_step", e.id)};
+  for (size_t i = 0; i < p.nparts; ++i) Emit(parts[i].name, parts[i].cat, tid, parts[i].start, parts[i].end, owner, 2);
 }
 
-void TraceLayout::OtherProxy(const AssembledEvent& e, uint64_t stop_ns, TrackType type) {
-  TrackKey key{type};
-  key.context = e.context;
-  int tid = Place(key, e.start_ns, stop_ns, e);
+void TraceLayout::OtherProxy(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[16];
   size_t n = CommonArgs(e, a);
   if (e.kind == Kind::kProxyCtrl) a[n++] = Arg::Int("appended", e.value);
@@ -215,48 +487,23 @@ void TraceLayout::OtherProxy(const AssembledEvent& e, uint64_t stop_ns, TrackTyp
     a[n++] = Arg::Uint("net_id", e.seq);
     a[n++] = Arg::Int("updates", e.value);
   }
-  Emit(EventName(e), KindName(e.kind), tid, e.start_ns, stop_ns, a, n);
+  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n);
 }
 
-void TraceLayout::KernelCh(const AssembledEvent& e, uint64_t stop_ns) {
-  TrackKey key{TrackType::kGpuChannel};
-  key.context = e.context;
-  key.channel = e.channel;
-  bool gpu = e.gpu_start != 0 && (e.flags & kEvGpuStopSeen) && e.gpu_stop >= e.gpu_start;
-  // Without both GPU stamps, the host times of the callbacks are the best we have.
-  uint64_t start = gpu ? GpuToHost(e, e.gpu_start) : e.start_ns;
-  uint64_t stop = gpu ? GpuToHost(e, e.gpu_stop) : stop_ns;
-  if (stop < start) stop = start;
-  int tid = Place(key, start, stop, e);
+void TraceLayout::KernelCh(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[16];
   size_t n = CommonArgs(e, a);
   a[n++] = Arg::Int("channel", e.channel);
   // Only stamps that arrived are written: a missing one is absent, never 0.
   if (e.gpu_start != 0) a[n++] = Arg::Uint("gpu_start_ns", e.gpu_start);
   if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
-  if (!gpu) a[n++] = Arg::Bool("host_timed", true);
-  Emit(EventName(e), "KernelCh", tid, start, stop, a, n);
+  n += GpuFacts(p, a + n);
+  Emit(EventName(e), "KernelCh", tid, p.start, p.end, a, n);
 }
 
-void TraceLayout::KernelStep(const AssembledEvent& e) {
-  TrackKey key{TrackType::kGpuStep};
-  key.context = e.context;
-  key.channel = e.channel;
-  key.send = IsSend(e);
-  key.peer = e.peer;
-  uint64_t begin_gpu = e.gpu_start != 0 ? e.gpu_start : e.gpu_ready;
-  uint64_t stop_gpu = (e.flags & kEvGpuStopSeen) && e.gpu_stop >= e.gpu_ready ? e.gpu_stop : e.gpu_ready;
-  // A wait stamp after the transfer start is garbage: the step then begins at the transfer.
-  bool has_wait = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start;
-  if (!has_wait) begin_gpu = e.gpu_ready;
-  uint64_t start = GpuToHost(e, begin_gpu), ready = GpuToHost(e, e.gpu_ready), stop = GpuToHost(e, stop_gpu);
-  // The step, then its wait (when measured) and transfer (unless abandoned) halves.
-  bool has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
-  TrackTable::Span spans[3] = {{start, stop}};
-  size_t ns = 1;
-  if (has_wait) spans[ns++] = {start, ready};
-  if (has_transfer) spans[ns++] = {ready, stop};
-  int tid = tracks_.Place(key, spans, ns, [&] { return TrackName(key, e); });
+void TraceLayout::KernelStep(const Pending& p, int tid) {
+  const AssembledEvent& e = p.e;
   Arg a[20];
   size_t n = CommonArgs(e, a);
   a[n++] = Arg::Int("channel", e.channel);
@@ -268,10 +515,23 @@ void TraceLayout::KernelStep(const AssembledEvent& e) {
   a[n++] = Arg::Uint("gpu_ready_ns", e.gpu_ready);
   if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
   if (e.flags & kEvAbandoned) a[n++] = Arg::Bool("abandoned", true);
-  Emit(EventName(e), "KernelStep", tid, start, stop, a, n);
+  n += GpuFacts(p, a + n);
+  Emit(EventName(e), "KernelStep", tid, p.start, p.end, a, n);
+  // The wait (when measured) and transfer (unless abandoned) halves, in Perfetto's order.
+  SubSlice parts[2];
+  size_t np = 0;
+  size_t i = 0;
+  if (p.has_wait) {
+    parts[np++] = SubSlice{p.parts[i].start, p.parts[i].end, IsSend(e) ? "Send wait" : "Recv wait", "KernelStepWait"};
+    ++i;
+  }
+  if (p.has_transfer) {
+    parts[np++] = SubSlice{p.parts[i].start, p.parts[i].end, IsSend(e) ? "Send transfer" : "Recv transfer",
+                           "KernelStepTransfer"};
+  }
+  SortSubSlices(parts, np);
   Arg ks = Arg::Uint("kernel_step", e.id);
-  if (has_wait) Emit(IsSend(e) ? "Send wait" : "Recv wait", "KernelStepWait", tid, start, ready, &ks, 1);
-  if (has_transfer) Emit(IsSend(e) ? "Send transfer" : "Recv transfer", "KernelStepTransfer", tid, ready, stop, &ks, 1);
+  for (size_t k = 0; k < np; ++k) Emit(parts[k].name, parts[k].cat, tid, parts[k].start, parts[k].end, &ks, 1);
 }
 
 void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force) {
@@ -296,10 +556,10 @@ void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], c
 }
 
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
+  while (!heap_.empty()) PlaceEarliest();
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;
-  t->overflow_moves = tracks_.overflow_moves();
   t->gpu_offset_samples = gpu_stamped_;
   t->end_ts = Rel(end_host_ns);
   enc_->End(*t);

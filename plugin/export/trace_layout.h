@@ -1,24 +1,40 @@
 // Stage 5, format-neutral: assembled events become slices on tracks with typed args, track names
 // and order, flows from host launches to GPU work, and counter samples; an encoder writes them.
-// Track placement is TrackTable's (slices that would break nesting move to overflow lanes).
-// Which track each kind goes on and what each slice carries is specified in
-// docs/trace-format.md.
+//
+// Layout by construction: a track holds only what cannot overlap. Things that can (the tasks a
+// thread enqueued, ProxyOps in flight on one connection, ProxySteps, KernelCh per channel,
+// KernelSteps per channel, direction and peer, GPU extents) get lanes by interval partitioning
+// (lane_allocator.h), each slice together with its own sub-slices, so on proxy and GPU tracks a
+// slice only ever encloses its own parts. A host thread's calls nest on its track as they were
+// called. Nothing is moved after the fact.
+//
+// Events arrive in completion order; lanes want start order. Slices wait in a reorder buffer
+// keyed by start (bounded: the oldest is placed once kReorderDepth are waiting), so memory is
+// bounded by concurrency, not by the length of the run. Which track each kind goes on and what
+// each slice carries is specified in docs/trace-format.md.
 #ifndef KATRACE_PLUGIN_EXPORT_TRACE_LAYOUT_H_
 #define KATRACE_PLUGIN_EXPORT_TRACE_LAYOUT_H_
 
 #include <stdint.h>
 
+#include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "plugin/export/assembled_event.h"
+#include "plugin/export/lane_allocator.h"
 #include "plugin/export/trace_encoder.h"
-#include "plugin/export/track_table.h"
+#include "plugin/export/track_key.h"
 
 namespace katrace {
 namespace exporting {
 
 class TraceLayout {
  public:
+  // Slices waiting for their start to be placed in order; beyond this many the earliest goes.
+  static constexpr size_t kReorderDepth = 1 << 15;
+
   TraceLayout(const TraceProcess& process, TraceEncoder* encoder);
 
   void Add(const AssembledEvent& e);
@@ -26,36 +42,110 @@ class TraceLayout {
   // always when |force| (the closing sample).
   void Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force);
 
-  // Fills what the layout counted (events, incomplete, late, overflow moves, GPU samples) into
-  // |totals| and closes the trace.
+  // Places what still waits, fills what the layout counted (events, incomplete, late, GPU
+  // samples) into |totals| and closes the trace.
   void Finish(uint64_t end_host_ns, TraceTotals* totals);
 
   int64_t Rel(uint64_t host_ns) const { return static_cast<int64_t>(host_ns - process_.base_monotonic_ns); }
 
+  // Host call slices that could not nest on their thread's track (their times contradict call
+  // nesting, or they arrived too late for the reorder buffer) and went to its lanes instead.
+  uint64_t unnested() const { return unnested_; }
+
  private:
-  uint64_t GpuToHost(const AssembledEvent& e, uint64_t gpu_ns) const {
-    return gpu_ns + static_cast<uint64_t>(e.gpu_offset);  // two's complement: never overflows
-  }
-  int Place(const TrackKey& key, uint64_t start, uint64_t end, const AssembledEvent& e);
-  std::string TrackName(const TrackKey& key, const AssembledEvent& e) const;
+  // One slice as the layout places it: its times on the host clock, sub-slices, and the facts
+  // found while converting GPU stamps.
+  enum class Role : uint8_t { kEvent, kGpuExtent };
+  struct Span {
+    uint64_t start, end;
+  };
+  struct Pending {
+    AssembledEvent e;
+    Role role = Role::kEvent;
+    TrackType type = TrackType::kHost;
+    uint64_t start = 0, end = 0;
+    Span parts[1 + kMaxStates] = {};  // sub-slices inside [start, end]
+    uint8_t nparts = 0;
+    bool clamped = false, stop_before_start = false, host_timed = false;
+    bool has_wait = false, has_transfer = false;  // KernelStep halves
+  };
+  struct HeapEntry {
+    uint64_t start, end, seq;
+    uint32_t slot;
+  };
+  // One lane group: its lanes' tracks and, for a host thread, the stack of open calls.
+  struct Group {
+    std::string name;
+    int pid = 0;
+    int sort_base = 0;
+    LaneAllocator lanes;
+    std::vector<int> tids;  // per lane
+    std::vector<uint64_t> open_ends;  // kHost: ends of the calls open at the last start
+    bool placed_any = false;
+    uint64_t last_start = 0, last_end = 0;
+  };
+
+  // GPU ns to host ns, held within [base, end + 1 s]; |clamped| set when it had to be.
+  uint64_t GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* clamped) const;
+  void Prepare(const AssembledEvent& e, Pending* p) const;
+  void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
+  void Enqueue(uint32_t slot);
+  void PlaceEarliest();
+  void Place(const Pending& p);
+
+  TrackKey KeyOf(const Pending& p) const;
+  int RankOf(const AssembledEvent& e) const;
+  Group* FindGroup(const TrackKey& key, const AssembledEvent& e);
+  int LaneTid(Group* g, int lane);
+  int HostTid(const TrackKey& key, const Pending& p);
+  std::string GroupName(const TrackKey& key, const AssembledEvent& e) const;
+  int SortBase(const TrackKey& key);
+
   void Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
   size_t CommonArgs(const AssembledEvent& e, Arg* args) const;
+  size_t GpuFacts(const Pending& p, Arg* args) const;
+  void FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts);
 
-  void HostEvent(const AssembledEvent& e, uint64_t stop_ns);
-  void GpuExtent(const AssembledEvent& e, int host_tid);
-  void ProxyOp(const AssembledEvent& e, uint64_t stop_ns);
-  void ProxyStep(const AssembledEvent& e, uint64_t stop_ns);
-  void KernelCh(const AssembledEvent& e, uint64_t stop_ns);
-  void KernelStep(const AssembledEvent& e);
-  void OtherProxy(const AssembledEvent& e, uint64_t stop_ns, TrackType type);
+  void HostEvent(const Pending& p, int tid);
+  void GpuExtent(const Pending& p, int tid);
+  void ProxyOp(const Pending& p, int tid);
+  void ProxyStep(const Pending& p, int tid);
+  void KernelCh(const Pending& p, int tid);
+  void KernelStep(const Pending& p, int tid);
+  void OtherProxy(const Pending& p, int tid);
 
   TraceProcess process_;
   TraceEncoder* enc_;
-  TrackTable tracks_;
+  uint64_t gpu_lo_ = 0, gpu_hi_ = UINT64_MAX;
+
+  std::vector<Pending> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<HeapEntry> heap_;
+  uint64_t seq_ = 0;
+
+  std::unordered_map<TrackKey, std::unique_ptr<Group>, TrackKeyHash> groups_;
+  static constexpr size_t kCacheSize = 256;
+  struct CacheEntry {
+    TrackKey key;
+    Group* group = nullptr;
+  };
+  CacheEntry cache_[kCacheSize];
+  std::unordered_map<uint64_t, int> host_ordinal_;  // os tid -> order of first appearance
+  int ordinals_[16] = {};                           // per TrackType: groups so far
+  int next_tid_ = 1;
+  // A Coll/P2p's flow arrow waits for whichever of its two ends is placed second.
+  struct FlowHalf {
+    bool host_side;
+    int tid;
+    uint64_t ts;
+  };
+  std::unordered_map<uint64_t, FlowHalf> flows_;
+
   uint64_t events_[kKindCount] = {};
   uint64_t incomplete_ = 0;
   uint64_t late_children_ = 0;
   uint64_t gpu_stamped_ = 0;
+  uint64_t unnested_ = 0;
   uint64_t last_drops_total_ = 0;
   uint64_t last_drain_lost_ = 0;
 };

@@ -150,12 +150,21 @@ void CheckKernelChArgs(Fields& args, EventFacts* facts) {
   const Need stamps = host_timed || f.unfinished ? Need::kOptional : Need::kRequired;
   const bool ok = args.Uint("gpu_start_ns", stamps, &start) & args.Uint("gpu_stop_ns", stamps, &stop);
   if (!ok || f.unfinished || host_timed) return;
+  // The exporter flags what it could not place as measured: a stop before the start (drawn with
+  // zero length at the start) and times held within the run (clamped). Flagged, it is a fact
+  // about the stamps, not an error of the trace.
+  bool flagged_stop = false, clamped = false;
+  args.Bool("gpu_stop_before_start", Need::kOptional, &flagged_stop);
+  args.Bool("clamped", Need::kOptional, &clamped);
   if (stop < start) {
-    args.diag()->Error("gpu-time", args.line(),
-                       args.who() + ": GPU stop before start (gpu_stop_ns " +
-                           std::to_string(stop) + " < gpu_start_ns " + std::to_string(start) +
-                           ")");
-  } else if (f.has_dur && static_cast<uint64_t>(f.dur_ns) != stop - start) {
+    std::string text = args.who() + ": GPU stop before start (gpu_stop_ns " + std::to_string(stop) +
+                       " < gpu_start_ns " + std::to_string(start) + ")";
+    if (flagged_stop) {
+      args.diag()->Warning("gpu-time", args.line(), text + ", flagged gpu_stop_before_start");
+    } else {
+      args.diag()->Error("gpu-time", args.line(), text);
+    }
+  } else if (!clamped && f.has_dur && static_cast<uint64_t>(f.dur_ns) != stop - start) {
     args.diag()->Warning("gpu-time", args.line(),
                          args.who() + ": dur " + NsToUsText(f.dur_ns) +
                              " us differs from gpu_stop_ns - gpu_start_ns = " +
@@ -189,11 +198,18 @@ void CheckKernelStepArgs(Fields& args, EventFacts* f) {
                            std::to_string(ready) + " < gpu_start_ns " + std::to_string(start) +
                            ")");
   }
+  bool flagged_stop = false;
+  args.Bool("gpu_stop_before_start", Need::kOptional, &flagged_stop);
+  bool clamped = false;
+  args.Bool("clamped", Need::kOptional, &clamped);
   if (has_stop && !f->unfinished && stop < ready) {
-    args.diag()->Error("gpu-time", args.line(),
-                       args.who() + ": GPU stop before start (gpu_stop_ns " +
-                           std::to_string(stop) + " < gpu_ready_ns " + std::to_string(ready) +
-                           ")");
+    std::string text = args.who() + ": GPU stop before start (gpu_stop_ns " + std::to_string(stop) +
+                       " < gpu_ready_ns " + std::to_string(ready) + ")";
+    if (flagged_stop) {
+      args.diag()->Warning("gpu-time", args.line(), text + ", flagged gpu_stop_before_start");
+    } else {
+      args.diag()->Error("gpu-time", args.line(), text);
+    }
   }
 }
 
@@ -231,6 +247,13 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
     CheckKernelStepArgs(args, f);
   } else if (cat == "CollGpu") {
     f->has_coll_ref = args.Uint("coll", Need::kRequired, &f->coll_ref);
+    bool flag = false;
+    args.Bool("clamped", Need::kOptional, &flag);
+    args.Bool("gpu_stop_before_start", Need::kOptional, &flag);
+  } else if (cat == "ProxyStepState") {
+    f->has_owner = args.Uint("proxy_step", Need::kOptional, &f->owner);
+  } else if (cat == "KernelStepWait" || cat == "KernelStepTransfer") {
+    f->has_owner = args.Uint("kernel_step", Need::kOptional, &f->owner);
   } else if (cat == "ProxyOp") {
     int64_t number = 0;
     bool send = false;
@@ -272,6 +295,8 @@ void CheckMetadata(Fields& top, const EventFacts& f) {
     args.Str("name", Need::kRequired, &text);
   } else if (f.name == "thread_sort_index" || f.name == "process_sort_index") {
     args.Int("sort_index", Need::kRequired, &number);
+  } else if (f.name == "process_labels") {
+    args.Str("labels", Need::kRequired, &text);  // where a rank ran: "host, pid N"
   } else {
     top.diag()->Warning("metadata", top.line(),
                         top.who() + ": metadata " + QuoteForMessage(f.name) + " is not one katrace writes");

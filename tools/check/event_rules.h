@@ -31,6 +31,8 @@ struct EventFacts {
   uint64_t parent = 0;
   bool has_coll_ref = false;  // CollGpu args.coll
   uint64_t coll_ref = 0;
+  bool has_owner = false;  // a sub-slice's event: ProxyStepState proxy_step, KernelStep halves kernel_step
+  uint64_t owner = 0;
   bool has_gpu_extent = false;  // Coll/P2p gpu_start/gpu_end, trace ns
   int64_t gpu_start_ns = 0;
   int64_t gpu_end_ns = 0;

@@ -7,7 +7,9 @@
 namespace katrace::tools {
 namespace {
 
-const char* const kFooterCounters[] = {"incomplete", "overflow_moves", "io_errors"};
+// Traces from before layout by construction also have overflow_moves (slices the exporter moved);
+// it is no longer written, and not asked for.
+const char* const kFooterCounters[] = {"incomplete", "io_errors"};
 const char* const kFooterOptional[] = {"late_children", "gpu_offset_ns", "gpu_offset_error_ns",
                                        "gpu_offset_samples"};
 // The spool's size and where it stops: integers; clean_end is the one boolean.

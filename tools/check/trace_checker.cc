@@ -1,6 +1,7 @@
 // The per-file driver of katrace-check (see trace_checker.h).
 #include "tools/check/trace_checker.h"
 
+#include "tools/check/ancestry_rule.h"
 #include "tools/check/diagnostics.h"
 #include "tools/check/event_rules.h"
 #include "tools/check/flow_pairing.h"
@@ -39,8 +40,12 @@ class TraceChecker : public TraceVisitor {
     if (!f.has_pid || !f.has_tid) return true;
     if (f.ph == 'X' && f.has_ts && f.has_dur) {
       const int64_t end_ns = f.ts_ns + f.dur_ns;
+      const SliceIdentity who =
+          IdentifySlice(f.cat, f.has_id ? f.id : 0, f.has_parent ? f.parent : 0,
+                        f.has_coll_ref ? f.coll_ref : 0, f.has_owner ? f.owner : 0);
       nesting_.AddSlice(metadata_.TrackIndex(f.pid, f.tid), f.ts_ns, end_ns, event.index,
-                        event.line);
+                        event.line, f.pid, who);
+      if (who.gpu_or_proxy && f.has_id && f.has_parent) ancestry_.AddParent(f.pid, f.id, f.parent);
       if (f.has_id) {
         links_.AddEvent(f.pid, f.id, f.cat, f.has_gpu_extent, f.gpu_start_ns, f.gpu_end_ns,
                         f.unfinished, event.index, event.line);
@@ -77,7 +82,8 @@ class TraceChecker : public TraceVisitor {
   // on a prefix run (a cut file has no footer, and its flows and parents are cut too).
   void Finish(bool whole_file) {
     metadata_.Finish(whole_file);
-    nesting_.Check(metadata_.TrackNames(), diag_);
+    // Ancestry needs every parent link, which only the whole file has.
+    nesting_.Check(metadata_.TrackNames(), whole_file ? &ancestry_ : nullptr, diag_);
     if (!whole_file) return;
     flows_.Check(diag_);
     links_.Check(!metadata_.merged(), diag_);
@@ -87,6 +93,7 @@ class TraceChecker : public TraceVisitor {
   Diagnostics* diag_;
   MetadataRules metadata_;
   TrackNesting nesting_;
+  AncestryRule ancestry_;
   ParentLinks links_;
   FlowPairing flows_;
 };

@@ -23,15 +23,17 @@ bool TrackNesting::Less::operator()(const Record& a, const Record& b) const {
 TrackNesting::TrackNesting(size_t sort_memory_bytes) : sorter_(sort_memory_bytes) {}
 
 void TrackNesting::AddSlice(uint32_t track, int64_t start_ns, int64_t end_ns, uint64_t index,
-                            uint64_t line) {
-  sorter_.Add(Record{track, 0, start_ns, end_ns, index, line});
+                            uint64_t line, int64_t pid, const SliceIdentity& who) {
+  sorter_.Add(Record{track, 0, start_ns, end_ns, index, line, pid, who.node, who.owner,
+                     who.gpu_or_proxy ? 1u : 0u, 0});
 }
 
 void TrackNesting::AddFlowPoint(uint32_t track, int64_t ts_ns, uint64_t index, uint64_t line) {
-  sorter_.Add(Record{track, 1, ts_ns, ts_ns, index, line});
+  sorter_.Add(Record{track, 1, ts_ns, ts_ns, index, line, 0, 0, 0, 0, 0});
 }
 
-void TrackNesting::Check(const std::vector<std::string>& track_names, Diagnostics* diag) {
+void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRule* ancestry,
+                         Diagnostics* diag) {
   if (!sorter_.Finish()) {
     diag->Error("internal", 0, "nesting check skipped: " + sorter_.error());
     return;
@@ -101,6 +103,13 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, Diagnostic
     }
     if (!have_at_end || r.index > at_end.index) at_end = r;
     have_at_end = true;
+    if (ancestry != nullptr && !stack.empty()) {
+      const Record& outer = stack.back();
+      SliceIdentity inner_who{r.node, r.owner, r.gpu_or_proxy != 0};
+      SliceIdentity outer_who{outer.node, outer.owner, outer.gpu_or_proxy != 0};
+      ancestry->CheckEnclosure(r.pid, inner_who, r.index, r.line, outer_who, outer.index, outer.line,
+                               track_name, diag);
+    }
     stack.push_back(r);
   }
   if (!sorter_.error().empty()) diag->Error("internal", 0, sorter_.error());

@@ -1,0 +1,289 @@
+// TraceLayout through a recording encoder: events handed over in completion order come out on
+// lanes chosen in start order; host calls nest on their thread while enqueued tasks get lanes;
+// sub-slices stay on their own event's lane; GPU slices are held within the run and a GPU stop
+// before its start is flagged; each rank's events are on its own pid.
+#include <stdint.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "plugin/export/trace_layout.h"
+
+namespace katrace {
+namespace exporting {
+namespace {
+
+struct RecordedSlice {
+  std::string name, cat;
+  int track;
+  int64_t ts, dur;
+  std::map<std::string, int64_t> args;  // numbers and booleans
+};
+
+class RecordingEncoder : public TraceEncoder {
+ public:
+  void Begin(const TraceProcess& process) override { ranks = process.ranks; }
+  void Track(int track, int pid, std::string_view name, int) override {
+    EXPECT_EQ(track_name.count(track), 0u) << "track " << track << " announced twice";
+    track_name[track] = std::string(name);
+    track_pid[track] = pid;
+  }
+  void Slice(const SliceEvent& s) override {
+    EXPECT_EQ(track_name.count(s.track), 1u) << "slice before its track";
+    RecordedSlice r{std::string(s.name), s.category, s.track, s.ts, s.dur, {}};
+    for (size_t i = 0; i < s.nargs; ++i) {
+      const Arg& a = s.args[i];
+      r.args[std::string(a.key)] = a.type == ArgType::kInt || a.type == ArgType::kTime ? a.i : static_cast<int64_t>(a.u);
+    }
+    slices.push_back(r);
+  }
+  void Flow(uint64_t id, int from, int64_t, int to, int64_t) override { flows.push_back({id, from, to}); }
+  void Counter(std::string_view, int64_t, const Arg*, size_t) override {}
+  void End(const TraceTotals&) override { ended = true; }
+
+  std::vector<const RecordedSlice*> OfCat(const std::string& cat) const {
+    std::vector<const RecordedSlice*> out;
+    for (const RecordedSlice& s : slices) {
+      if (s.cat == cat) out.push_back(&s);
+    }
+    return out;
+  }
+  const RecordedSlice* ById(uint64_t id) const {
+    for (const RecordedSlice& s : slices) {
+      auto it = s.args.find("id");
+      if (it != s.args.end() && static_cast<uint64_t>(it->second) == id) return &s;
+    }
+    return nullptr;
+  }
+  // No two slices of one track partially overlap, and on every non-host track a slice encloses
+  // only its own parts.
+  void ExpectNoPartialOverlap() const {
+    for (size_t i = 0; i < slices.size(); ++i) {
+      for (size_t j = i + 1; j < slices.size(); ++j) {
+        const RecordedSlice& a = slices[i];
+        const RecordedSlice& b = slices[j];
+        if (a.track != b.track) continue;
+        int64_t ae = a.ts + a.dur, be = b.ts + b.dur;
+        bool disjoint = ae <= b.ts || be <= a.ts;
+        bool nested = (a.ts <= b.ts && be <= ae) || (b.ts <= a.ts && ae <= be);
+        EXPECT_TRUE(disjoint || nested) << a.name << " and " << b.name << " on " << track_name.at(a.track);
+      }
+    }
+  }
+
+  std::vector<TraceRank> ranks;
+  std::map<int, std::string> track_name;
+  std::map<int, int> track_pid;
+  std::vector<RecordedSlice> slices;
+  struct FlowRec {
+    uint64_t id;
+    int from, to;
+  };
+  std::vector<FlowRec> flows;
+  bool ended = false;
+};
+
+constexpr uint64_t kBase = 1000000000;  // host ns of the trace base
+
+TraceProcess TwoRanks() {
+  TraceProcess p;
+  p.rank = 4;
+  p.base_monotonic_ns = kBase;
+  p.end_monotonic_ns = kBase + 1000000;
+  p.ranks = {TraceRank{4, 4, -1, 0, "rank 4"}, TraceRank{5, 5, -1, 1, "rank 5"}};
+  p.comm_rank = {0, 1};
+  return p;
+}
+
+AssembledEvent Event(Kind kind, uint64_t id, uint64_t parent, uint64_t start, uint64_t stop) {
+  AssembledEvent e;
+  e.kind = kind;
+  e.id = id;
+  e.parent_id = parent;
+  e.start_ns = kBase + start;
+  e.stop_ns = kBase + stop;
+  e.comm_index = 0;
+  e.comm_hash = 0x1234;
+  e.os_tid = 77;
+  return e;
+}
+
+TEST(TraceLayoutTest, CompletionOrderStillGivesTheFewestLanesInStartOrder) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  // Three ProxyOps on one connection, arriving as they complete: [5,8], [0,10], [9,20].
+  layout.Add(Event(Kind::kProxyOp, 2, 0, 5, 8));
+  layout.Add(Event(Kind::kProxyOp, 1, 0, 0, 10));
+  layout.Add(Event(Kind::kProxyOp, 3, 0, 9, 20));
+  TraceTotals t;
+  layout.Finish(kBase + 30, &t);
+  ASSERT_TRUE(enc.ended);
+  auto ops = enc.OfCat("ProxyOp");
+  ASSERT_EQ(ops.size(), 3u);
+  // Written in start order; [0,10] on the first lane, [5,8] on the second, [9,20] back on the
+  // second (free since 8), never nested in an unrelated op.
+  EXPECT_EQ(ops[0]->args.at("id"), 1);
+  EXPECT_EQ(ops[1]->args.at("id"), 2);
+  EXPECT_EQ(ops[2]->args.at("id"), 3);
+  EXPECT_NE(ops[0]->track, ops[1]->track);
+  EXPECT_EQ(ops[2]->track, ops[1]->track);
+  EXPECT_EQ(enc.track_name.size(), 2u);
+  EXPECT_EQ(enc.track_name.at(ops[0]->track), "proxy comm 00000000 rank 0 ch 0 recv peer 0");
+  EXPECT_EQ(enc.track_name.at(ops[1]->track), "proxy comm 00000000 rank 0 ch 0 recv peer 0 lane 1");
+  enc.ExpectNoPartialOverlap();
+}
+
+TEST(TraceLayoutTest, HostCallsNestOnTheThreadAndEnqueuedTasksGetLanes) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  // GroupApi [0,100] with two P2pApi calls; each enqueues a P2p that lives past the group.
+  layout.Add(Event(Kind::kP2pApi, 11, 10, 10, 20));
+  layout.Add(Event(Kind::kP2pApi, 12, 10, 30, 40));
+  layout.Add(Event(Kind::kGroupApi, 10, 0, 0, 100));
+  layout.Add(Event(Kind::kP2p, 22, 12, 35, 300));
+  layout.Add(Event(Kind::kP2p, 21, 11, 15, 400));
+  TraceTotals t;
+  layout.Finish(kBase + 500, &t);
+  const RecordedSlice* group = enc.ById(10);
+  const RecordedSlice* p1 = enc.ById(21);
+  const RecordedSlice* p2 = enc.ById(22);
+  ASSERT_TRUE(group && p1 && p2);
+  EXPECT_EQ(enc.track_name.at(group->track), "host 77");
+  EXPECT_EQ(enc.ById(11)->track, group->track);
+  EXPECT_EQ(enc.ById(12)->track, group->track);
+  EXPECT_EQ(enc.track_name.at(p1->track), "host 77 enqueue");
+  EXPECT_EQ(enc.track_name.at(p2->track), "host 77 enqueue lane 1");
+  EXPECT_EQ(layout.unnested(), 0u);
+  enc.ExpectNoPartialOverlap();
+}
+
+TEST(TraceLayoutTest, ACallThatBreaksNestingGoesToTheThreadsLanesNotOverIt) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  layout.Add(Event(Kind::kGroupApi, 1, 0, 0, 50));
+  layout.Add(Event(Kind::kKernelLaunch, 2, 1, 40, 60));  // times that contradict call nesting
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  EXPECT_EQ(layout.unnested(), 1u);
+  EXPECT_EQ(enc.track_name.at(enc.ById(2)->track), "host 77 unnested");
+  enc.ExpectNoPartialOverlap();
+}
+
+TEST(TraceLayoutTest, ProxyStepStatesStayInsideTheirOwnStep) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  // Two overlapping steps of one connection, each with two states.
+  AssembledEvent a = Event(Kind::kProxyStep, 1, 9, 0, 30);
+  a.nstates = 2;
+  a.state_ns[0] = kBase + 0;
+  a.state_ns[1] = kBase + 10;
+  AssembledEvent b = Event(Kind::kProxyStep, 2, 9, 5, 20);
+  b.nstates = 2;
+  b.state_ns[0] = kBase + 5;
+  b.state_ns[1] = kBase + 20;  // the last state at its stop: a zero-length tail
+  layout.Add(b);
+  layout.Add(a);
+  layout.Add(Event(Kind::kProxyStep, 3, 9, 20, 25));
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  for (const RecordedSlice* s : enc.OfCat("ProxyStepState")) {
+    const RecordedSlice* owner = enc.ById(static_cast<uint64_t>(s->args.at("proxy_step")));
+    ASSERT_NE(owner, nullptr);
+    EXPECT_EQ(s->track, owner->track);
+    EXPECT_GE(s->ts, owner->ts);
+    EXPECT_LE(s->ts + s->dur, owner->ts + owner->dur);
+  }
+  EXPECT_NE(enc.ById(1)->track, enc.ById(2)->track);
+  // Step 3 starts where step 2's zero-length last state sits: not on that lane.
+  EXPECT_NE(enc.ById(3)->track, enc.ById(2)->track);
+  enc.ExpectNoPartialOverlap();
+}
+
+TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent backwards = Event(Kind::kKernelCh, 1, 0, 0, 10);
+  backwards.gpu_offset = static_cast<int64_t>(kBase);
+  backwards.gpu_start = 500;
+  backwards.gpu_stop = 400;
+  backwards.flags = kEvGpuStopSeen;
+  layout.Add(backwards);
+  AssembledEvent early = Event(Kind::kKernelCh, 2, 0, 0, 10);
+  early.channel = 1;
+  early.gpu_offset = -static_cast<int64_t>(kBase) * 1000;  // a clock 57 years off
+  early.gpu_start = 600;
+  early.gpu_stop = 700;
+  early.flags = kEvGpuStopSeen;
+  layout.Add(early);
+  AssembledEvent late = early;
+  late.id = 3;
+  late.channel = 2;
+  late.gpu_offset = INT64_MAX;
+  layout.Add(late);
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  const RecordedSlice* b = enc.ById(1);
+  EXPECT_EQ(b->args.at("gpu_stop_before_start"), 1);
+  EXPECT_EQ(b->ts, 500);  // at the GPU start, never re-timed on host times
+  EXPECT_EQ(b->dur, 0);
+  EXPECT_EQ(b->args.count("host_timed"), 0u);
+  const RecordedSlice* e = enc.ById(2);
+  EXPECT_EQ(e->args.at("clamped"), 1);
+  EXPECT_EQ(e->ts, 0);
+  const RecordedSlice* l = enc.ById(3);
+  EXPECT_EQ(l->args.at("clamped"), 1);
+  EXPECT_EQ(l->ts, 1000000 + 1000000000);  // spool end + 1 s
+}
+
+TEST(TraceLayoutTest, EachRanksEventsAreOnItsOwnPid) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent r0 = Event(Kind::kKernelCh, 1, 0, 0, 10);
+  AssembledEvent r1 = Event(Kind::kKernelCh, 2, 0, 0, 10);
+  r1.comm_index = 1;
+  AssembledEvent unknown = Event(Kind::kKernelCh, 3, 0, 0, 10);
+  unknown.comm_index = -1;
+  layout.Add(r0);
+  layout.Add(r1);
+  layout.Add(unknown);
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  EXPECT_EQ(enc.track_pid.at(enc.ById(1)->track), 4);
+  EXPECT_EQ(enc.track_pid.at(enc.ById(2)->track), 5);
+  EXPECT_EQ(enc.track_pid.at(enc.ById(3)->track), 4);  // unknown communicator: the first rank
+  std::set<int> tracks = {enc.ById(1)->track, enc.ById(2)->track, enc.ById(3)->track};
+  EXPECT_EQ(tracks.size(), 3u);
+}
+
+TEST(TraceLayoutTest, CollGpuExtentGetsItsFlowOnceBothEndsArePlaced) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent c = Event(Kind::kColl, 5, 0, 0, 50);
+  c.flags = kEvHasGpuExtent;
+  c.gpu_offset = static_cast<int64_t>(kBase);
+  c.gpu_start = 100;
+  c.gpu_stop = 200;
+  AssembledEvent c2 = c;
+  c2.id = 6;
+  c2.start_ns = kBase + 10;
+  c2.gpu_start = 150;  // overlaps c's extent: a lane of its own, never inside it
+  c2.gpu_stop = 250;
+  layout.Add(c);
+  layout.Add(c2);
+  TraceTotals t;
+  layout.Finish(kBase + 300, &t);
+  auto gpu = enc.OfCat("CollGpu");
+  ASSERT_EQ(gpu.size(), 2u);
+  EXPECT_NE(gpu[0]->track, gpu[1]->track);
+  ASSERT_EQ(enc.flows.size(), 2u);
+  EXPECT_EQ(enc.flows[0].to, gpu[0]->track);
+  enc.ExpectNoPartialOverlap();
+}
+
+}  // namespace
+}  // namespace exporting
+}  // namespace katrace
