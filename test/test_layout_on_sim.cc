@@ -193,6 +193,25 @@ TEST_F(LayoutOnSim, EveryCollectiveWithMaskAllHasAnExactLayout) {
   }
 }
 
+// Lanes follow what is in flight at once: a run three times as long, past the simulator's warm-up,
+// needs hardly more tracks (a window of guesses or per-run lanes would grow with it).
+TEST_F(LayoutOnSim, TrackCountGrowsWithConcurrencyNotRunLength) {
+  // Run length is the point here, so it cannot shrink; sanitizer builds keep the other cases.
+  if (ScaledRun()) GTEST_SKIP() << "needs full-length runs";
+  auto tracks = [&](const std::string& name, int iters) {
+    json trace = Simulate(name, {"--ranks", "4", "--channels", "2", "--iters", std::to_string(iters), "--mask", "all",
+                                 "--size", "64K"});
+    LayoutFacts f = Analyze(trace);
+    EXPECT_EQ(f.overflow_tracks + f.unnested_tracks + f.partial_overlaps + f.false_nestings, 0u);
+    return std::make_pair(f.tracks, f.slices);
+  };
+  auto shorter = tracks("short.json", 10);
+  auto longer = tracks("long.json", 30);
+  EXPECT_GT(longer.second, shorter.second * 2);
+  EXPECT_LE(longer.first, shorter.first + shorter.first / 5)
+      << shorter.first << " tracks for " << shorter.second << " slices, " << longer.first << " for " << longer.second;
+}
+
 // pid of every slice, by the communicator rank it carries, and the header's rank list.
 struct Identities {
   std::map<int64_t, std::set<int64_t>> pids_by_comm_rank;
