@@ -1,3 +1,4 @@
+// The finalize summary (see export_summary.h): slices into ActivitySummary, then the count lines.
 #include "plugin/export/export_summary.h"
 
 #include <errno.h>
@@ -5,75 +6,40 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/export/event_naming.h"
-
 namespace katrace {
 namespace exporting {
-namespace {
 
-constexpr int kCollGpu = kKindCount;
-constexpr int kStepWait = kKindCount + 1;
-constexpr int kStepTransfer = kKindCount + 2;
-
-}  // namespace
-
-void ExportSummary::AddRow(bool gpu, int category, const char* category_name, std::string_view name, uint64_t ns) {
-  auto& index = index_[gpu ? 1 : 0];
-  auto& rows = rows_[gpu ? 1 : 0];
-  Key key{category, name.data()};
-  uint64_t mix = (reinterpret_cast<uintptr_t>(key.name) ^ static_cast<uint64_t>(category)) * 0x9e3779b97f4a7c15ull;
-  CacheEntry& c = cache_[gpu ? 1 : 0][(mix >> 58) % kCacheSize];
-  if (c.key == key) {
-    rows[c.row].stats.Add(ns);
-    return;
-  }
-  auto it = index.find(key);
-  if (it == index.end()) {
-    Row row;
-    row.name = std::string(category_name) + " " + std::string(name);
-    rows.push_back(std::move(row));
-    it = index.emplace(key, rows.size() - 1).first;
-  }
-  c.key = key;
-  c.row = it->second;
-  rows[it->second].stats.Add(ns);
-}
-
-void ExportSummary::Add(const AssembledEvent& e) {
-  if (e.flags & kEvIncomplete) return;  // no true duration
-  std::string_view name = EventName(e);
-  int cat = static_cast<int>(e.kind);
-  if (IsGpuKind(e.kind)) {
-    uint64_t begin = e.kind == Kind::kKernelStep && e.gpu_start == 0 ? e.gpu_ready : e.gpu_start;
-    if ((e.flags & kEvGpuStopSeen) && begin != 0 && e.gpu_stop >= begin) {
-      AddRow(true, cat, KindName(e.kind), name, e.gpu_stop - begin);
-    }
-  } else {
-    AddRow(false, cat, KindName(e.kind), name, e.stop_ns >= e.start_ns ? e.stop_ns - e.start_ns : 0);
-  }
-  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
-    AddRow(true, kCollGpu, "CollGpu", name, e.gpu_stop - e.gpu_start);
-  }
-  if (e.kind == Kind::kKernelStep) {
-    uint64_t stop_gpu = (e.flags & kEvGpuStopSeen) && e.gpu_stop >= e.gpu_ready ? e.gpu_stop : e.gpu_ready;
-    bool has_wait = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start;
-    bool has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
-    if (has_wait) AddRow(true, kStepWait, "KernelStepWait", IsSend(e) ? "Send wait" : "Recv wait", e.gpu_ready - e.gpu_start);
-    if (has_transfer) {
-      AddRow(true, kStepTransfer, "KernelStepTransfer", IsSend(e) ? "Send transfer" : "Recv transfer",
-             stop_gpu - e.gpu_ready);
+void ExportSummary::Summarize(const SliceEvent& e) {
+  ActivitySlice s;
+  s.category = e.category;
+  s.name = e.name;
+  s.start_ns = e.ts;
+  s.duration_ns = e.dur > 0 ? static_cast<uint64_t>(e.dur) : 0;
+  // The args the summary reads, by key, as katrace-stats reads them from the trace.
+  for (size_t i = 0; i < e.nargs; ++i) {
+    const Arg& a = e.args[i];
+    if (a.key == "incomplete") {
+      s.incomplete = a.u != 0;
+    } else if (a.key == "host_timed") {
+      s.host_timed = a.u != 0;
+    } else if (a.key == "abandoned") {
+      s.abandoned = a.u != 0;
+    } else if (a.key == "comm") {
+      s.comm = a.u;
+    } else if (a.key == "rank") {
+      s.rank = a.i;
+    } else if (a.key == "channel") {
+      s.channel = a.type == ArgType::kUint ? static_cast<int64_t>(a.u) : a.i;
     }
   }
+  summary_.Add(s);
 }
 
-std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_line, const std::string& trace_line) const {
-  SummaryTable host("katrace host-side summary (callback start to stop)");
-  SummaryTable gpu("katrace GPU-side summary (%globaltimer)");
-  for (const Row& r : rows_[0]) host.AddStats(r.name, r.stats);
-  for (const Row& r : rows_[1]) gpu.AddStats(r.name, r.stats);
+std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_line, const std::string& trace_line) {
+  summary_.Finish();
   std::string text;
-  text += host.empty() ? "" : host.ToText() + "\n";
-  text += gpu.empty() ? "" : gpu.ToText() + "\n";
+  text += summary_.host.empty() ? "" : summary_.host.ToText() + "\n";
+  text += summary_.gpu.empty() ? "" : summary_.gpu.ToText() + "\n";
   uint64_t total_drops = 0;
   std::string drops;
   for (int k = 0; k < kKindCount; ++k) {

@@ -1,57 +1,49 @@
-// The finalize summary: Nsight-shaped host and GPU duration tables (common/summary_table.h) and
-// the closing count lines, from the same assembled events and totals as the trace. Rows are
-// accumulated under a key of (category, name pointer), so the per-event cost is one small hash
-// lookup, not a string build.
+// The finalize summary: the host and GPU activity tables (common/activity_summary.h) and the
+// closing count lines. It sits between the layout and the trace's encoder and sees every slice
+// exactly as the trace gets it (placed times, final names, args), so katrace-stats, reading the
+// trace back, prints the same tables. Everything is passed on to the encoder unchanged.
 #ifndef KATRACE_PLUGIN_EXPORT_EXPORT_SUMMARY_H_
 #define KATRACE_PLUGIN_EXPORT_EXPORT_SUMMARY_H_
 
 #include <stdint.h>
 
 #include <string>
-#include <unordered_map>
-#include <vector>
 
-#include "common/summary_table.h"
-#include "plugin/export/assembled_event.h"
+#include "common/activity_summary.h"
 #include "plugin/export/trace_encoder.h"
 
 namespace katrace {
 namespace exporting {
 
-class ExportSummary {
+class ExportSummary : public TraceEncoder {
  public:
-  void Add(const AssembledEvent& e);
+  explicit ExportSummary(TraceEncoder* next) : next_(next) {}
 
-  // The tables, then the count lines; |trace_line| ends it ("katrace: trace PATH").
-  std::string Text(const TraceTotals& totals, const std::string& spool_line, const std::string& trace_line) const;
+  void Begin(const TraceProcess& process) override { next_->Begin(process); }
+  void Track(int track, int pid, std::string_view name, int sort_index) override {
+    next_->Track(track, pid, name, sort_index);
+  }
+  void Slice(const SliceEvent& slice) override {
+    Summarize(slice);
+    next_->Slice(slice);
+  }
+  void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) override {
+    next_->Flow(id, from_track, from_ts, to_track, to_ts);
+  }
+  void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override {
+    next_->Counter(name, ts, args, nargs);
+  }
+  void End(const TraceTotals& totals) override { next_->End(totals); }
+
+  // The tables, then the count lines; |trace_line| ends it ("katrace: trace PATH"). Call once,
+  // after End.
+  std::string Text(const TraceTotals& totals, const std::string& spool_line, const std::string& trace_line);
 
  private:
-  struct Row {
-    std::string name;
-    DurationStats stats;
-  };
-  struct Key {
-    int category;
-    const char* name;
-    bool operator==(const Key& o) const { return category == o.category && name == o.name; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<const void*>()(k.name) * 31u + static_cast<size_t>(k.category);
-    }
-  };
-  void AddRow(bool gpu, int category, const char* category_name, std::string_view name, uint64_t ns);
+  void Summarize(const SliceEvent& slice);
 
-  // A few dozen (category, name) pairs take every event: a direct-mapped cache in front of the
-  // map saves its walk.
-  static constexpr size_t kCacheSize = 64;
-  struct CacheEntry {
-    Key key{-1, nullptr};
-    size_t row = 0;
-  };
-  CacheEntry cache_[2][kCacheSize];
-  std::unordered_map<Key, size_t, KeyHash> index_[2];
-  std::vector<Row> rows_[2];  // [0] host, [1] GPU
+  TraceEncoder* next_;
+  ActivitySummary summary_;
 };
 
 // Writes |text| to |path| through "<path>.tmp" and a rename, so a failed write never leaves an

@@ -199,8 +199,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   report.trace_path = sink.path();
 
   ChromeJsonEncoder encoder(&sink);
-  TraceLayout layout(process, &encoder);
-  ExportSummary summary;
+  // The summary sees every slice on its way to the encoder, exactly as the trace gets it.
+  ExportSummary summary(&encoder);
+  TraceLayout layout(process, &summary);
   // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
   // second thread fed in batches (inline when only one thread is allowed), so both cores work.
   const bool pipelined = threads >= 2;
@@ -214,7 +215,6 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
       }
       if (i == b.events.size()) break;
       layout.Add(b.events[i]);
-      summary.Add(b.events[i]);
     }
   };
   std::exception_ptr consumer_error;
