@@ -184,6 +184,8 @@ TEST_F(SummariesTest, RealTwoRankFilesCountAndMergeByPid) {
   for (const auto& e : trace["traceEvents"]) pids.insert(e["pid"].get<int64_t>());
   EXPECT_EQ(pids, (std::set<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(Slices(trace, "Coll").size(), Slices(LoadTrace(a), "Coll").size() + Slices(LoadTrace(b), "Coll").size());
+  const ProcessOutput check = RunProcess(ToolPath("katrace-check"), {merged}, {}, dir_);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   const ProcessOutput four = RunProcess(ToolPath("katrace-stats"), {merged}, {}, dir_);
   EXPECT_NE(four.out.find("1 file (0 with problems), 4 ranks,"), std::string::npos) << four.out;
 }

@@ -185,8 +185,8 @@ TEST_F(IdentityTest, MergeMovesACollidingPidInsteadOfDroppingAFile) {
   EXPECT_EQ(merge.output.find("left out"), std::string::npos) << merge.output;
   EXPECT_EQ(Occurrences(merge.output, "pid 0 is in"), 1u) << merge.output;
   EXPECT_NE(merge.output.find("pid 0 is in " + a + " (node0, os pid 1000) and in " + c +
-                              " (node9, os pid 9999): " + a + " keeps pid 0, the rank of " + c +
-                              " is pid 2 in the merged trace"),
+                              " (node9, os pid 9999): " + a + " keeps pid 0; " + c +
+                              "'s pid 0 is pid 2 in the merged trace"),
             std::string::npos)
       << merge.output;
   const Events out = Read(merged);
@@ -247,6 +247,8 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
   EXPECT_EQ(out2.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(out2.Count("Coll"), 12u);
   EXPECT_NE(merge2.output.find("pid 1 is in " + merged), std::string::npos) << merge2.output;
+  const ToolRun check = RunTool("katrace-check", twice);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
 }  // namespace

@@ -90,11 +90,13 @@ class Writer {
 
   int64_t Pid() const { return o_->pid >= 0 ? o_->pid : o_->rank; }
 
-  // The first rank's process names the file; a file of several ranks lists them all.
+  // Every rank's process_name carries the header with its own pid as the rank; the process
+  // (host, OS pid, clock base) is the first rank's, and a file of several ranks lists them all.
+  // The footer repeats the first rank's.
   std::string HeaderKeys() const {
     const SyntheticRankOptions& first = ranks_.front();
     std::string keys = "\"format\":\"katrace-trace\",\"version\":1,\"rank\":" +
-                       Num(first.pid >= 0 ? first.pid : first.rank) + ",\"host\":\"" +
+                       Num(Pid()) + ",\"host\":\"" +
                        first.host + "\",\"os_pid\":" + Num(first.os_pid) +
                        ",\"base_realtime_ns\":" + Num(first.base_realtime_ns) +
                        ",\"base_monotonic_ns\":" + Num(first.base_monotonic_ns);
@@ -147,7 +149,7 @@ class Writer {
   void Header(bool first) {
     Meta("process_name", 0,
          "{\"name\":\"rank " + Num(Pid()) + " (" + o_->host + ", pid " + Num(o_->os_pid) + ")\"" +
-             (first ? ",\"katrace\":{" + HeaderKeys() + "}}" : std::string("}")));
+             ",\"katrace\":{" + HeaderKeys() + "}}");
     Track(100, "host " + Num(o_->os_pid + 1 + static_cast<int64_t>(current_)));
     Track(200, "GPU comm " + comm_);
     for (int c = 0; c < o_->channels; ++c) {

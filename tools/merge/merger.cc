@@ -290,12 +290,12 @@ int RunMerge(const MergeOptions& options) {
         const Input& holder = kept[m.holder];
         std::fprintf(stderr,
                      "katrace-merge: pid %lld is in %s (%s, os pid %lld) and in %s (%s, os pid "
-                     "%lld): %s keeps pid %lld, the rank of %s is pid %lld in the merged trace\n",
+                     "%lld): %s keeps pid %lld; %s's pid %lld is pid %lld in the merged trace\n",
                      static_cast<long long>(pid), holder.path.c_str(), holder.header.host.c_str(),
                      static_cast<long long>(holder.header.os_pid), input.path.c_str(),
                      input.header.host.c_str(), static_cast<long long>(input.header.os_pid),
                      holder.path.c_str(), static_cast<long long>(pid), input.path.c_str(),
-                     static_cast<long long>(m.pid));
+                     static_cast<long long>(pid), static_cast<long long>(m.pid));
       }
       return m.pid;
     };
