@@ -284,6 +284,26 @@ TEST(TraceLayoutTest, CollGpuExtentGetsItsFlowOnceBothEndsArePlaced) {
   enc.ExpectNoPartialOverlap();
 }
 
+TEST(TraceLayoutTest, ASliceArrivingPastTheReorderBufferStillNeverOverlaps) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  // A long ProxyOp and a long GroupApi call complete only after more than the buffer holds.
+  const uint64_t n = TraceLayout::kReorderDepth + 100;
+  for (uint64_t i = 0; i < n; ++i) {
+    AssembledEvent k = Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 2 * i, 11 + 2 * i);
+    layout.Add(k);
+  }
+  layout.Add(Event(Kind::kProxyOp, 1, 0, 5, 20));
+  layout.Add(Event(Kind::kProxyOp, 2, 0, 1, 4 * n));  // overlaps op 1, placed after it
+  layout.Add(Event(Kind::kGroupApi, 3, 0, 0, 4 * n));  // encloses every launch, arrives last
+  TraceTotals t;
+  layout.Finish(kBase + 8 * n, &t);
+  EXPECT_GT(layout.out_of_order(), 0u);
+  EXPECT_EQ(layout.unnested(), 1u);  // the group call, not drawn over the launches
+  EXPECT_EQ(enc.track_name.at(enc.ById(3)->track), "host 77 unnested");
+  EXPECT_NE(enc.ById(1)->track, enc.ById(2)->track);
+}
+
 }  // namespace
 }  // namespace exporting
 }  // namespace katrace

@@ -291,8 +291,11 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   layout.Finish(last_ns, &totals);
   bool committed = sink.Commit();
   if (timing) {
-    fprintf(stderr, "katrace-export timing: scan %.3f s, gpu placement %.3f s, merge+layout+write %.3f s\n",
-            t_scanned - t_begin, t_placed - t_scanned, Now() - t_placed);
+    fprintf(stderr,
+            "katrace-export timing: scan %.3f s, gpu placement %.3f s, merge+layout+write %.3f s; layout: %llu "
+            "slices placed behind a later start, %llu host calls unnested\n",
+            t_scanned - t_begin, t_placed - t_scanned, Now() - t_placed,
+            static_cast<unsigned long long>(layout.out_of_order()), static_cast<unsigned long long>(layout.unnested()));
   }
   const AssemblerCounts& ac = assembler.counts();
   report.ok = committed;

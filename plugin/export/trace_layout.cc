@@ -303,6 +303,8 @@ int TraceLayout::HostTid(const TrackKey& key, const Pending& p) {
 }
 
 void TraceLayout::Place(const Pending& p) {
+  if (p.start < last_placed_start_) ++out_of_order_;
+  last_placed_start_ = std::max(last_placed_start_, p.start);
   TrackKey key = KeyOf(p);
   int tid;
   if (key.type == TrackType::kHost) {
