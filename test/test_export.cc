@@ -297,7 +297,9 @@ TEST_F(ExportTest, ParentsLateAndIncomplete) {
   s->Stop(0, Kind::kColl, 1, 2, t + 30);
   s->Start(0, Kind::kGroup, 1, 3, 0, t + 40);
   s->Stop(0, Kind::kGroup, 1, 3, t + 50);
-  s->Start(0, Kind::kColl, 1, 4, 3, t + 60, Coll(2));  // after its Group completed: late
+  // Late is the capture's verdict (its parent's work was retired before it started), carried
+  // in the Start's flags; the export writes it as it stands.
+  s->Start(0, Kind::kColl, 1, 4, 3, t + 60, Coll(2), spool::kStartLateChild);
   s->Stop(0, Kind::kColl, 1, 4, t + 70);
   s->Start(0, Kind::kColl, 1, 5, 999, t + 80, Coll(2));  // a parent that was never recorded
   s->Stop(0, Kind::kColl, 1, 5, t + 90);
