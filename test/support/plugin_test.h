@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,25 +65,19 @@ class PluginTest : public ::testing::Test {
     for (int c = 0; c < nch; ++c) KernelCh(ctx, coll, c);
   }
 
-  // GPU work runs back to back and never before the host enqueued it, as on a real GPU: a shared
-  // emulated clock hands out disjoint [start, start + 2048) intervals at or after realtime.
+  // GPU stamps as a real GPU gives them: taken before the host sees them (the proxy reads a stamp
+  // after the kernel wrote it), never ahead of realtime, so every one is a true upper bound of
+  // the clock offset the export fits. The channel's work lasts until its stop is polled.
   void KernelCh(void* ctx, void* coll, int channel) {
     void* k = nullptr;
-    uint64_t t0 = gpu_clock_.load();
-    uint64_t next;
-    do {
-      next = std::max(GpuNow(), t0 + 4096);
-    } while (!gpu_clock_.compare_exchange_weak(t0, next));
-    t0 = next;
-    auto d = KernelChDescr(coll, static_cast<uint8_t>(channel), t0);
+    auto d = KernelChDescr(coll, static_cast<uint8_t>(channel), GpuNow());
     v6().startEvent(ctx, &k, &d);
     ncclProfilerEventStateArgs_v6_t a{};
-    a.kernelCh.pTimer = t0 + 2048;
+    a.kernelCh.pTimer = GpuNow();
     v6().recordEventState(k, ncclProfilerKernelChStop, &a);
     v6().stopEvent(k);
   }
 
-  std::atomic<uint64_t> gpu_clock_{GpuNow()};
   std::string dir_;
   std::string trace_path_;
   Plugin* p_ = nullptr;
