@@ -1,0 +1,7 @@
+# docs/trace-format.md compared with a trace the real plugin writes through katrace-sim.
+$(BUILD)/test/test_trace_format_doc: $(BUILD)/obj/test/test_trace_format_doc.o $(TEST_SUPPORT_OBJS) \
+    | $(PLUGIN_SO) $(BUILD)/bin/katrace-sim
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz -ldl
+
+TEST_BINS += $(BUILD)/test/test_trace_format_doc
