@@ -270,6 +270,14 @@ TEST_F(TraceToolsTest, CheckCatchesKernelStepOutsideCollGpuExtent) {
   ExpectCheckFails(Edit(valid_, "\"gpu_end\":44.000", "\"gpu_end\":42.000"),
                    "event #7 (KernelStep) [40.000, 43.000] us lies outside its Coll's GPU "
                    "extent [40.000, 42.000] us");
+  // A late child (it started after its parent's work was retired) is not held to the extent
+  // that was final before it ran.
+  const std::string longer = Edit(valid_, "\"ts\":40.000,\"dur\":3.000,\"args\":{\"id\":5,",
+                                  "\"ts\":40.000,\"dur\":5.000,\"args\":{\"id\":5,");
+  ExpectCheckFails(longer, "event #7 (KernelStep) [40.000, 45.000] us lies outside its Coll's GPU extent");
+  const std::string late = Edit(longer, "{\"id\":5,\"parent\":3,", "{\"id\":5,\"parent\":3,\"late\":true,");
+  ToolResult r = RunTool("katrace-check", Put("late.json", late));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   ExpectCheckFails(Edit(valid_, ",\"gpu_start\":40.000,\"gpu_end\":44.000", ""),
                    "has no GPU extent (args.gpu_start/gpu_end) although it has GPU work");
   ExpectCheckFails(Edit(valid_, "{\"id\":6,\"parent\":3", "{\"id\":6,\"parent\":77"),

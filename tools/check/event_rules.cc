@@ -228,6 +228,7 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
   f->has_parent = args.Uint("parent", Need::kOptional, &f->parent);
   bool incomplete = false;
   if (args.Bool("incomplete", Need::kOptional, &incomplete)) f->unfinished = incomplete;
+  args.Bool("late", Need::kOptional, &f->late);
   std::string comm;
   if (args.Str("comm", Need::kOptional, &comm)) {
     uint64_t hash = 0;

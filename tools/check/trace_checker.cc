@@ -50,8 +50,10 @@ class TraceChecker : public TraceVisitor {
         links_.AddEvent(f.pid, f.id, f.cat, f.has_gpu_extent, f.gpu_start_ns, f.gpu_end_ns,
                         f.unfinished, event.index, event.line);
       }
-      // Neither an unfinished event nor one at host times can be held to a GPU extent.
-      const bool no_gpu_times = f.unfinished || f.host_timed;
+      // Neither an unfinished event nor one at host times can be held to a GPU extent, nor a late
+      // one: it started after its parent's work was retired, when the parent's extent was final
+      // (the trace flags it `late` and the footer counts it in late_children).
+      const bool no_gpu_times = f.unfinished || f.host_timed || f.late;
       if (f.has_parent) {
         links_.AddReference(f.pid, f.parent, f.cat, f.ts_ns, end_ns, no_gpu_times, false,
                             event.index, event.line);
