@@ -134,6 +134,7 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   buf_.Raw("},\n\"drops\":{");
   for (int k = 0; k < kKindCount; ++k) buf_.Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.drops[k]);
   buf_.Raw("},\n\"incomplete\":").Uint(t.incomplete).Raw(",\"late_children\":").Uint(t.late_children);
+  buf_.Raw(",\"gpu_before_launch\":").Uint(t.gpu_before_launch);
   buf_.Raw(",\"waits\":").Uint(t.waits);
   buf_.Raw(",\"io_errors\":").Uint(t.io_errors);
   buf_.Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);

@@ -111,6 +111,7 @@ struct TraceTotals {
   uint64_t events[kKindCount] = {};
   uint64_t drops[kKindCount] = {};
   uint64_t incomplete = 0, late_children = 0, waits = 0, io_errors = 0;
+  uint64_t gpu_before_launch = 0;  // Coll/P2p placed on the GPU before their launch: no flow drawn
   uint64_t strings_unnamed = 0;
   // The first GPU clock's offset at the base, and the largest error bound of any (-1 unbounded).
   int64_t gpu_offset_ns = 0, gpu_offset_error_ns = 0;

@@ -368,6 +368,15 @@ void TraceLayout::FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts) {
     return;
   }
   const FlowHalf& other = it->second;
+  // An arrow into the past would claim the GPU ran the work before the host launched it: only a
+  // clock whose bounds contradict each other (the fit warns about it) places it so. It is counted
+  // in the footer instead of drawn.
+  const uint64_t host_ts = host_side ? ts : other.ts, gpu_ts = host_side ? other.ts : ts;
+  if (gpu_ts < host_ts) {
+    ++gpu_before_launch_;
+    flows_.erase(it);
+    return;
+  }
   if (host_side) {
     enc_->Flow(id, tid, Rel(ts), other.tid, Rel(other.ts));
   } else {
@@ -562,6 +571,7 @@ void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;
+  t->gpu_before_launch = gpu_before_launch_;
   t->gpu_offset_samples = gpu_stamped_;
   t->end_ts = Rel(end_host_ns);
   enc_->End(*t);

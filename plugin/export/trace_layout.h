@@ -151,6 +151,7 @@ class TraceLayout {
   uint64_t events_[kKindCount] = {};
   uint64_t incomplete_ = 0;
   uint64_t late_children_ = 0;
+  uint64_t gpu_before_launch_ = 0;  // Coll/P2p whose GPU work lies before their host launch
   uint64_t gpu_stamped_ = 0;
   uint64_t unnested_ = 0;
   uint64_t out_of_order_ = 0;

@@ -7,7 +7,7 @@ namespace katrace::tools {
 namespace {
 
 const char* const kSummedObjects[] = {"events", "drops", "drain"};
-const char* const kSummedCounters[] = {"incomplete", "late_children", "overflow_moves",
+const char* const kSummedCounters[] = {"incomplete", "late_children", "gpu_before_launch", "overflow_moves",
                                        "waits",      "strings_unnamed", "io_errors"};
 // Inputs from the plugin before the spool counted the same waits as `writer_stalls`.
 const char* const kOlderWaits = "writer_stalls";
