@@ -284,6 +284,32 @@ TEST(TraceLayoutTest, CollGpuExtentGetsItsFlowOnceBothEndsArePlaced) {
   enc.ExpectNoPartialOverlap();
 }
 
+// A GPU extent the clock put before its host launch keeps its slice, loses its arrow (it would
+// point into the past, which katrace-check rejects) and is counted.
+TEST(TraceLayoutTest, AGpuExtentBeforeItsLaunchIsCountedNotGivenABackwardFlow) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent before = Event(Kind::kColl, 5, 0, 500, 550);
+  before.flags = kEvHasGpuExtent;
+  before.gpu_offset = static_cast<int64_t>(kBase);
+  before.gpu_start = 400;  // 100 ns before the Coll's host start
+  before.gpu_stop = 600;
+  AssembledEvent after = before;
+  after.id = 6;
+  after.start_ns = kBase + 700;
+  after.stop_ns = kBase + 750;
+  after.gpu_start = 800;
+  after.gpu_stop = 900;
+  layout.Add(before);
+  layout.Add(after);
+  TraceTotals t;
+  layout.Finish(kBase + 1000, &t);
+  EXPECT_EQ(enc.OfCat("CollGpu").size(), 2u);
+  ASSERT_EQ(enc.flows.size(), 1u);
+  EXPECT_EQ(enc.flows[0].id, 6u);
+  EXPECT_EQ(t.gpu_before_launch, 1u);
+}
+
 TEST(TraceLayoutTest, ASliceArrivingPastTheReorderBufferStillNeverOverlaps) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
