@@ -24,6 +24,7 @@ mkdir -p "$out"
 flags=(-std=c++17 -O1 -g -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -pthread)
 tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
+shared_common=$(ls common/*.cc)
 build_target() {  # build_target NAME SOURCES... (rebuilt when a source or header is newer)
   local name=$1 bin="$out/$1"
   shift
@@ -38,7 +39,7 @@ build_target fuzz_abi_stream fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc \
   -DKATRACE_FUZZ_DEFAULT_PLUGIN="\"$plugin\"" || exit 1
 # shellcheck disable=SC2086
 build_target fuzz_trace_reader fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc \
-  $tools_common common/summary_table.cc || exit 1
+  $tools_common $shared_common || exit 1
 status=0
 for target in fuzz_abi_stream fuzz_trace_reader; do
   work="$out/corpus-$target"
