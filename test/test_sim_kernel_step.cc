@@ -64,14 +64,21 @@ std::vector<uint64_t> ReportRow(const std::string& report, const std::string& ki
 
 int64_t Ns(const json& micros) { return llround(micros.get<double>() * 1000.0); }
 
-// A track name "GPU comm <hash8> rank <r> ch <c> <send|recv> peer <p>"; fills the fields.
+// A track name "GPU comm <hash8> rank <r> ch <c> <send|recv> peer <p>", or one of its lanes
+// ("... lane <n>", when steps of one connection overlap); fills the fields.
 bool ParseStepTrack(const std::string& name, std::string* comm, int* rank, int* channel, bool* send,
                     int* peer) {
   char hash[9] = {}, direction[5] = {};
   int consumed = 0;
   if (std::sscanf(name.c_str(), "GPU comm %8[0-9a-f] rank %d ch %d %4s peer %d%n", hash, rank,
                   channel, direction, peer, &consumed) != 5 ||
-      static_cast<size_t>(consumed) != name.size() || std::strlen(hash) != 8) {
+      std::strlen(hash) != 8) {
+    return false;
+  }
+  int lane = 0, lane_end = 0;
+  const std::string rest = name.substr(static_cast<size_t>(consumed));
+  if (!rest.empty() && (std::sscanf(rest.c_str(), " lane %d%n", &lane, &lane_end) != 1 ||
+                        static_cast<size_t>(lane_end) != rest.size() || lane < 1)) {
     return false;
   }
   *comm = hash;
