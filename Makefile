@@ -85,9 +85,11 @@ test: test-bins
 
 # Recursive makes for the sanitizer builds. Each recipe line that runs one starts with "+" so
 # make treats it as recursive and hands it the jobserver (without it the sub-makes fell back to
-# -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh.
-TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g" NVCC_SKIP=1
-ASAN_MAKE = $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g" NVCC_SKIP=1
+# -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh. -g1 (line
+# tables only) still gives every sanitizer report its file:line and builds about a quarter faster
+# than -g.
+TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g1" NVCC_SKIP=1
+ASAN_MAKE = $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g1" NVCC_SKIP=1
 
 bench: $(ALL_TARGETS) $(BENCH_BINS) $(TEST_BINS)
 	bench/run_benchmarks.sh $(BUILD)
