@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,44 @@ void ReadBool(const EnvLookup& env, const WarnSink& warn, const char* var, bool*
 }
 
 }  // namespace
+
+bool ParseCaptureSpan(const std::string& text, bool allow_collectives, CaptureSpan* out, std::string* error) {
+  const std::string t = Lower(Trim(text));
+  size_t digits = 0;
+  while (digits < t.size() && isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+  const std::string units = allow_collectives ? "ns, us, ms, s, m, h or colls" : "ns, us, ms, s, m or h";
+  if (digits == 0 || digits > 15) {
+    *error = "is not a whole number followed by " + units;
+    return false;
+  }
+  const uint64_t n = strtoull(t.substr(0, digits).c_str(), nullptr, 10);
+  const std::string unit = Trim(t.substr(digits));
+  static const struct {
+    const char* name;
+    uint64_t ns;
+  } kTimeUnits[] = {{"ns", 1},
+                    {"us", 1000},
+                    {"ms", 1000 * 1000},
+                    {"", 1000ull * 1000 * 1000},
+                    {"s", 1000ull * 1000 * 1000},
+                    {"m", 60ull * 1000 * 1000 * 1000},
+                    {"min", 60ull * 1000 * 1000 * 1000},
+                    {"h", 3600ull * 1000 * 1000 * 1000}};
+  for (const auto& u : kTimeUnits) {
+    if (unit != u.name) continue;
+    if (n > UINT64_MAX / u.ns) break;
+    out->unit = CaptureSpan::kNanoseconds;
+    out->value = n * u.ns;
+    return true;
+  }
+  if (allow_collectives && (unit == "colls" || unit == "coll" || unit == "collectives")) {
+    out->unit = CaptureSpan::kCollectives;
+    out->value = n;
+    return true;
+  }
+  *error = "has no unit among " + units;
+  return false;
+}
 
 std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host) {
   std::string out;
@@ -191,6 +230,59 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
       warn(std::string("KATRACE_CLOCK='") + v + "' is not auto, tsc or monotonic; using 'auto'");
     }
   }
+
+  auto read_span = [&](const char* var, bool allow_collectives, const char* fallback, CaptureSpan* out) {
+    const char* v = env(var);
+    if (v == nullptr) return;
+    std::string error;
+    if (!ParseCaptureSpan(v, allow_collectives, out, &error)) {
+      warn(std::string(var) + "='" + v + "' " + error + "; " + fallback);
+      *out = CaptureSpan{};
+    }
+  };
+  read_span("KATRACE_DELAY", true, "capturing from the start", &c.delay);
+  read_span("KATRACE_DURATION", true, "capturing to the end", &c.duration);
+  if (c.duration.unit != CaptureSpan::kNone && c.duration.value == 0) {
+    warn(std::string("KATRACE_DURATION='") + env("KATRACE_DURATION") + "' is empty; capturing to the end");
+    c.duration = CaptureSpan{};
+  }
+  uint64_t sample = c.sample_every;
+  read_range("KATRACE_SAMPLE", 1, 1u << 30, &sample);
+  c.sample_every = static_cast<uint32_t>(sample);
+  if (const char* v = env("KATRACE_CONTROL")) {
+    if (*v == '\0') {
+      warn("KATRACE_CONTROL is empty; no control file");
+    } else {
+      c.control_path = v;
+    }
+  }
+  if (const char* v = env("KATRACE_SIGNAL")) {
+    std::string t = Lower(Trim(v));
+    if (t.compare(0, 3, "sig") == 0) t = t.substr(3);
+    if (t == "usr1") {
+      c.toggle_signal = SIGUSR1;
+    } else if (t == "usr2") {
+      c.toggle_signal = SIGUSR2;
+    } else if (!(t.empty() || t == "off" || t == "none" || t == "0")) {
+      warn(std::string("KATRACE_SIGNAL='") + v + "' is neither USR1 nor USR2 (the only signals katrace takes over); no signal");
+    }
+  }
+  if (const char* v = env("KATRACE_MODE")) {
+    std::string t = Lower(Trim(v));
+    if (t == "flight" || t == "trace") {
+      c.flight = t == "flight";
+    } else {
+      warn(std::string("KATRACE_MODE='") + v + "' is neither 'trace' nor 'flight'; using 'trace'");
+    }
+  }
+  uint64_t flight_mb = c.flight_bytes >> 20;
+  read_range("KATRACE_FLIGHT_MB", 1, 1u << 20, &flight_mb);
+  c.flight_bytes = flight_mb << 20;
+  ReadBool(env, warn, "KATRACE_FLIGHT_AT_EXIT", &c.flight_dump_at_exit);
+  ReadBool(env, warn, "KATRACE_FLIGHT_ON_CRASH", &c.flight_dump_on_crash);
+  CaptureSpan hang;
+  read_span("KATRACE_HANG_TIMEOUT", false, "no hang watchdog", &hang);
+  c.hang_timeout_ns = hang.value;
   return c;
 }
 

@@ -14,6 +14,18 @@
 
 namespace katrace {
 
+// A capture window edge (KATRACE_DELAY, KATRACE_DURATION): a time, or a number of collectives
+// (Coll and P2p tasks) counted over the whole process. kNone: no edge (from the start / to the end).
+struct CaptureSpan {
+  enum Unit : uint8_t { kNone, kNanoseconds, kCollectives };
+  Unit unit = kNone;
+  uint64_t value = 0;
+};
+
+// Parses "30s", "500ms", "250us", "1000ns", "2m", "1h" (a bare number is seconds, as in Nsight
+// Systems) or, when |allow_collectives|, "2000colls". False with |*error| on anything else.
+bool ParseCaptureSpan(const std::string& text, bool allow_collectives, CaptureSpan* out, std::string* error);
+
 struct Config {
   int mask = kDefaultMask;
   bool mask_from_env = false;
@@ -33,6 +45,22 @@ struct Config {
   bool export_trace = true;     // KATRACE_EXPORT=on|off: build the trace at the end, or keep the spool
   bool keep_spool = false;      // KATRACE_KEEP_SPOOL=1: keep the spool after a successful export
   std::string clock = "auto";   // KATRACE_CLOCK=auto|tsc|monotonic
+
+  // Capture window (see README "Tracing a window of a long job").
+  CaptureSpan delay;            // KATRACE_DELAY: nothing is recorded before it ends
+  CaptureSpan duration;         // KATRACE_DURATION: nothing is recorded after it runs out
+  uint32_t sample_every = 1;    // KATRACE_SAMPLE=N: one collective in N, with everything under it
+  std::string control_path;     // KATRACE_CONTROL: a file; "start", "stop" or "dump" written into it
+  int toggle_signal = 0;        // KATRACE_SIGNAL=USR1|USR2: that signal toggles capture (0: off)
+  // Flight recorder (KATRACE_MODE=flight): the last flight_bytes of records stay in memory and
+  // are written only on a dump.
+  bool flight = false;
+  uint64_t flight_bytes = 64u << 20;  // KATRACE_FLIGHT_MB
+  bool flight_dump_at_exit = false;   // KATRACE_FLIGHT_AT_EXIT=1
+  bool flight_dump_on_crash = true;   // KATRACE_FLIGHT_ON_CRASH=0 leaves SIGSEGV/SIGBUS/SIGABRT alone
+  // Hang watchdog (KATRACE_HANG_TIMEOUT): no event completed for this long while collectives are
+  // in flight writes "<trace>.hang.json". 0: off.
+  uint64_t hang_timeout_ns = 0;
 };
 
 // Lookup of an environment variable; returns nullptr when unset. Injected so tests need not

@@ -1,5 +1,7 @@
 // The configuration grammar: masks by number and by name (the shared grammar of
 // common/event_mask.h, which katrace-sim's --mask uses too), output templates, bad values.
+#include <signal.h>
+
 #include <map>
 #include <string>
 
@@ -136,6 +138,94 @@ TEST(ReadConfig, GzipBySuffixOrSwitch) {
   Config c = env2.Read();
   EXPECT_TRUE(c.gzip);
   EXPECT_EQ(c.output, "t.json.gz");
+}
+
+TEST(ParseCaptureSpan, TimesInEveryUnitAndCollectiveCounts) {
+  CaptureSpan span;
+  std::string error;
+  ASSERT_TRUE(ParseCaptureSpan("30s", true, &span, &error)) << error;
+  EXPECT_EQ(span.unit, CaptureSpan::kNanoseconds);
+  EXPECT_EQ(span.value, 30ull * 1000 * 1000 * 1000);
+  ASSERT_TRUE(ParseCaptureSpan(" 500ms ", true, &span, &error));
+  EXPECT_EQ(span.value, 500ull * 1000 * 1000);
+  ASSERT_TRUE(ParseCaptureSpan("250US", true, &span, &error));
+  EXPECT_EQ(span.value, 250ull * 1000);
+  ASSERT_TRUE(ParseCaptureSpan("2m", true, &span, &error));
+  EXPECT_EQ(span.value, 120ull * 1000 * 1000 * 1000);
+  ASSERT_TRUE(ParseCaptureSpan("7", true, &span, &error));  // seconds, as Nsight Systems reads it
+  EXPECT_EQ(span.value, 7ull * 1000 * 1000 * 1000);
+  ASSERT_TRUE(ParseCaptureSpan("2000colls", true, &span, &error));
+  EXPECT_EQ(span.unit, CaptureSpan::kCollectives);
+  EXPECT_EQ(span.value, 2000u);
+}
+
+TEST(ParseCaptureSpan, RejectsGarbageFractionsOverflowAndCountsWhereOnlyTimesMakeSense) {
+  CaptureSpan span;
+  std::string error;
+  EXPECT_FALSE(ParseCaptureSpan("", true, &span, &error));
+  EXPECT_FALSE(ParseCaptureSpan("-5s", true, &span, &error));
+  EXPECT_FALSE(ParseCaptureSpan("1.5s", true, &span, &error));
+  EXPECT_FALSE(ParseCaptureSpan("10 fortnights", true, &span, &error));
+  EXPECT_NE(error.find("colls"), std::string::npos);
+  EXPECT_FALSE(ParseCaptureSpan("999999999999999h", true, &span, &error));
+  EXPECT_FALSE(ParseCaptureSpan("100colls", false, &span, &error));
+  EXPECT_EQ(error.find("colls"), std::string::npos);
+}
+
+TEST(ReadConfig, WindowTriggerFlightAndHangVariables) {
+  FakeEnv env;
+  env.vars["KATRACE_DELAY"] = "2000colls";
+  env.vars["KATRACE_DURATION"] = "10s";
+  env.vars["KATRACE_SAMPLE"] = "8";
+  env.vars["KATRACE_CONTROL"] = "/run/ctl";
+  env.vars["KATRACE_SIGNAL"] = "SIGUSR2";
+  env.vars["KATRACE_MODE"] = "flight";
+  env.vars["KATRACE_FLIGHT_MB"] = "16";
+  env.vars["KATRACE_FLIGHT_AT_EXIT"] = "1";
+  env.vars["KATRACE_HANG_TIMEOUT"] = "60s";
+  Config c = env.Read();
+  EXPECT_TRUE(env.warnings.empty()) << env.warnings[0];
+  EXPECT_EQ(c.delay.unit, CaptureSpan::kCollectives);
+  EXPECT_EQ(c.delay.value, 2000u);
+  EXPECT_EQ(c.duration.unit, CaptureSpan::kNanoseconds);
+  EXPECT_EQ(c.sample_every, 8u);
+  EXPECT_EQ(c.control_path, "/run/ctl");
+  EXPECT_EQ(c.toggle_signal, SIGUSR2);
+  EXPECT_TRUE(c.flight);
+  EXPECT_EQ(c.flight_bytes, 16u << 20);
+  EXPECT_TRUE(c.flight_dump_at_exit);
+  EXPECT_TRUE(c.flight_dump_on_crash);
+  EXPECT_EQ(c.hang_timeout_ns, 60ull * 1000 * 1000 * 1000);
+}
+
+TEST(ReadConfig, BadWindowAndHangValuesWarnAndFallBackToOff) {
+  FakeEnv env;
+  env.vars["KATRACE_DELAY"] = "soon";
+  env.vars["KATRACE_DURATION"] = "0colls";
+  env.vars["KATRACE_SAMPLE"] = "0";
+  env.vars["KATRACE_SIGNAL"] = "SEGV";
+  env.vars["KATRACE_MODE"] = "blackbox";
+  env.vars["KATRACE_HANG_TIMEOUT"] = "5colls";
+  Config c = env.Read();
+  EXPECT_EQ(c.delay.unit, CaptureSpan::kNone);
+  EXPECT_EQ(c.duration.unit, CaptureSpan::kNone);
+  EXPECT_EQ(c.sample_every, 1u);
+  EXPECT_EQ(c.toggle_signal, 0);
+  EXPECT_FALSE(c.flight);
+  EXPECT_EQ(c.hang_timeout_ns, 0u);
+  ASSERT_EQ(env.warnings.size(), 6u);
+  auto warned = [&](const std::string& what) {
+    for (const std::string& w : env.warnings) {
+      if (w.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(warned("KATRACE_DELAY='soon'"));
+  EXPECT_TRUE(warned("KATRACE_DURATION='0colls'"));
+  EXPECT_TRUE(warned("KATRACE_SAMPLE='0'"));
+  EXPECT_TRUE(warned("KATRACE_SIGNAL='SEGV'"));
+  EXPECT_TRUE(warned("KATRACE_MODE='blackbox'"));
+  EXPECT_TRUE(warned("KATRACE_HANG_TIMEOUT='5colls'"));
 }
 
 }  // namespace

@@ -133,6 +133,12 @@ void SpoolWriter::WriteOwnRecords() {
   file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
+std::string SpoolWriter::DumpNow(const char* /*reason*/) {
+  MoveBuffers(true);
+  WriteOwnRecords();
+  return file_.path();
+}
+
 void SpoolWriter::Run() {
   while (!stop_.load(std::memory_order_acquire)) {
     uint64_t now = NowMonotonicNs();

@@ -56,6 +56,11 @@ class SpoolWriter {
   // and closes the file. Callbacks after this find no room and drop (counted).
   void Close();
 
+  // Writer thread only (call it from |periodic|): makes everything captured so far readable and
+  // returns the spool that holds it: this spool, with every buffer moved and the counters written.
+  // |reason| is static text for the log.
+  std::string DumpNow(const char* reason);
+
   bool running() const { return running_.load(std::memory_order_acquire); }
   // What a waiting callback watches: once false, nobody will make room any more.
   const std::atomic<bool>* running_flag() const { return &running_; }
