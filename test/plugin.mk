@@ -29,6 +29,7 @@ $(BUILD)/test/test_event_pool: $(BUILD)/obj/test/test_event_pool.o
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 
 TEST_BINS += $(BUILD)/test/test_plugin $(BUILD)/test/test_config $(BUILD)/test/test_event_pool
+TSAN_SKIPPED_TEST_BINS += $(BUILD)/test/test_config
 
 # A stand-in NCCL process for the life-cycle tests (kill, fork, reload, communicator churn).
 $(BUILD)/test/capture_driver: $(BUILD)/obj/test/fixtures/capture_driver.o

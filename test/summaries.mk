@@ -7,3 +7,4 @@ $(BUILD)/test/test_summaries: $(BUILD)/obj/test/test_summaries.o $(TEST_SUPPORT_
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz -ldl
 
 TEST_BINS += $(BUILD)/test/test_summaries
+TSAN_SKIPPED_TEST_BINS += $(BUILD)/test/test_summaries
