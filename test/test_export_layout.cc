@@ -310,11 +310,35 @@ TEST(TraceLayoutTest, AGpuExtentBeforeItsLaunchIsCountedNotGivenABackwardFlow) {
   EXPECT_EQ(t.gpu_before_launch, 1u);
 }
 
+// The assembler's watermark (the oldest live start) holds slices exactly as long as an earlier
+// one may still come: a call that completes after 40 K others still nests over them.
+TEST(TraceLayoutTest, TheWatermarkKeepsStartOrderExactPastAnyFixedDepth) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  const uint64_t n = 40000;
+  const uint64_t group_start = kBase + 5;
+  for (uint64_t i = 0; i < n; ++i) {
+    layout.Add(Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 100 * i, 11 + 100 * i));
+    if (i % 512 == 511) layout.Advance(group_start);  // the group call is still live
+  }
+  EXPECT_TRUE(enc.slices.empty());  // nothing placed while an earlier start may still come
+  layout.Add(Event(Kind::kGroupApi, 3, 0, 5, 100 * n + 100));
+  // The watermark passed the first half of the launches (and the margin GPU slices get).
+  layout.Advance(kBase + 50 * n + TraceLayout::kWatermarkMarginNs);
+  EXPECT_GT(enc.slices.size(), n / 2 - 10);
+  EXPECT_LT(enc.slices.size(), n / 2 + 10);
+  TraceTotals t;
+  layout.Finish(kBase + 200 * n, &t);
+  EXPECT_EQ(layout.out_of_order(), 0u);
+  EXPECT_EQ(layout.unnested(), 0u);
+  EXPECT_EQ(enc.track_name.at(enc.ById(3)->track), enc.track_name.at(enc.ById(100)->track));
+}
+
 TEST(TraceLayoutTest, ASliceArrivingPastTheReorderBufferStillNeverOverlaps) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
   // A long ProxyOp and a long GroupApi call complete only after more than the buffer holds.
-  const uint64_t n = TraceLayout::kReorderDepth + 100;
+  const uint64_t n = TraceLayout::kMaxReorder + 100;
   for (uint64_t i = 0; i < n; ++i) {
     AssembledEvent k = Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 2 * i, 11 + 2 * i);
     layout.Add(k);

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+
 namespace katrace {
 namespace exporting {
 namespace {
@@ -48,6 +50,7 @@ int EventAssembler::CommAt(uint16_t slot, uint64_t ticks) {
 }
 
 void EventAssembler::Add(const MergedRecord& r) {
+  if (r.key > last_ticks_) last_ticks_ = r.key;
   switch (r.header.type) {
     case RecordType::kStart: OnStart(r); break;
     case RecordType::kState: OnState(r); break;
@@ -226,6 +229,14 @@ void EventAssembler::OnStart(const MergedRecord& r) {
   if ((kind == Kind::kColl || kind == Kind::kP2p) && (f & spool::kStartAwaitsKernelCh)) l.expected = e.nchannels;
   l.holds += 1 + l.expected;
   live_.Put(e.id, idx);
+  starts_.emplace_back(e.start_ns, e.id);
+  if (starts_.size() > kMaxTrackedStarts) starts_.pop_front();
+}
+
+uint64_t EventAssembler::Watermark() {
+  while (!starts_.empty() && live_.Find(starts_.front().second) == IdMap::kMissing) starts_.pop_front();
+  const uint64_t newest = index_.clock.Ns(last_ticks_);
+  return starts_.empty() ? newest : std::min(starts_.front().first, newest);
 }
 
 void EventAssembler::OnState(const MergedRecord& r) {

@@ -12,7 +12,9 @@
 
 #include <stdint.h>
 
+#include <deque>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "plugin/export/assembled_event.h"
@@ -45,11 +47,18 @@ class EventAssembler {
   // stopped at their communicator's CommEnd, else at |last_ns|.
   void Finish(uint64_t last_ns);
 
+  // No event still to be handed to the sink starts before this (host ns): the oldest start among
+  // the live events, else the time of the newest record seen. Exact while at most
+  // kMaxTrackedStarts events started since the oldest live one; beyond that the oldest are
+  // forgotten, and the layout's own bound decides for them.
+  uint64_t Watermark();
+
   const AssemblerCounts& counts() const { return counts_; }
   size_t live() const { return live_.size(); }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kMaxTrackedStarts = 1 << 17;
   struct Live {
     AssembledEvent ev;
     uint32_t parent = kNone;
@@ -80,6 +89,10 @@ class EventAssembler {
   std::vector<const std::string*> dense_strings_;
   std::vector<int32_t> slot_comm_;  // per slot: its only communicator, -1 none, -2 several
   AssemblerCounts counts_;
+  // (start ns, id) of the events in start order (records come in tick order), those that
+  // completed dropped lazily from the front.
+  std::deque<std::pair<uint64_t, uint64_t>> starts_;
+  uint64_t last_ticks_ = 0;
 };
 
 // Payload bytes of a Coll/P2p: count times the element size its datatype name says.

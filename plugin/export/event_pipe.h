@@ -32,9 +32,11 @@ struct CounterSample {
 struct EventBatch {
   std::vector<AssembledEvent> events;
   std::vector<CounterSample> samples;
+  uint64_t watermark_ns = 0;  // no later batch holds an event that starts before this
   void clear() {
     events.clear();
     samples.clear();
+    watermark_ns = 0;
   }
 };
 

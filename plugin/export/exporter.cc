@@ -216,6 +216,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
       if (i == b.events.size()) break;
       layout.Add(b.events[i]);
     }
+    layout.Advance(b.watermark_ns);
   };
   std::exception_ptr consumer_error;
   ConsumerThread consumer(&pipe);
@@ -233,7 +234,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     });
   }
   std::unique_ptr<EventBatch> batch = pipe.Empty();
+  EventAssembler* assembler_ptr = nullptr;
   auto hand_over = [&] {
+    batch->watermark_ns = assembler_ptr->Watermark();
     if (pipelined) {
       pipe.Send(std::move(batch));
       batch = pipe.Empty();
@@ -247,6 +250,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     batch->events.push_back(e);
     if (batch->events.size() >= EventPipe::kBatchEvents) hand_over();
   });
+  assembler_ptr = &assembler;
   uint64_t last_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
   uint64_t merge_malformed = 0, failed_blocks = 0;
   {

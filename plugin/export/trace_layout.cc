@@ -114,7 +114,13 @@ void TraceLayout::Enqueue(uint32_t slot) {
   std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
     return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
   });
-  if (heap_.size() > kReorderDepth) PlaceEarliest();
+  if (heap_.size() > kMaxReorder) PlaceEarliest();
+}
+
+void TraceLayout::Advance(uint64_t watermark_ns) {
+  if (watermark_ns < kWatermarkMarginNs) return;
+  const uint64_t before = watermark_ns - kWatermarkMarginNs;
+  while (!heap_.empty() && heap_.front().start < before) PlaceEarliest();
 }
 
 void TraceLayout::PlaceEarliest() {

@@ -9,8 +9,9 @@
 // called. Nothing is moved after the fact.
 //
 // Events arrive in completion order; lanes want start order. Slices wait in a reorder buffer
-// keyed by start (bounded: the oldest is placed once kReorderDepth are waiting), so memory is
-// bounded by concurrency, not by the length of the run. Which track each kind goes on and what
+// keyed by start until the assembler's watermark says nothing earlier can still come (Advance),
+// so memory follows concurrency, not the length of the run; a hard bound (kMaxReorder) places the
+// oldest anyway when an event stays open for very long. Which track each kind goes on and what
 // each slice carries is specified in docs/trace-format.md.
 #ifndef KATRACE_PLUGIN_EXPORT_TRACE_LAYOUT_H_
 #define KATRACE_PLUGIN_EXPORT_TRACE_LAYOUT_H_
@@ -32,16 +33,19 @@ namespace exporting {
 
 class TraceLayout {
  public:
-  // Slices waiting for their start to be placed in order; beyond this many the earliest goes.
-  // 32 K slices (about 10 MB): none is placed behind a later start in the export bench or a
-  // 4-rank simulator run with every kind; an 8-rank, 4-channel one with every kind (1 M slices)
-  // places 3 % behind, 22 host calls of them on unnested lanes (128 K would place none, at 130 MB
-  // and a third more CPU). Exact order needs the assembler's oldest live start as a watermark.
-  static constexpr size_t kReorderDepth = 1 << 15;
+  // Slices waiting for their start to be placed in order; beyond this many the earliest goes
+  // even before the watermark passes it (an event open for a very long time, or no watermark).
+  // 128 K slices, about 40 MB, reached only while such an event is open.
+  static constexpr size_t kMaxReorder = 1 << 17;
+  // GPU slices are placed on the fitted GPU clock, which may put a child a little before the
+  // host start of its live ancestor (the fit's error): they are held this much longer.
+  static constexpr uint64_t kWatermarkMarginNs = 1000 * 1000;
 
   TraceLayout(const TraceProcess& process, TraceEncoder* encoder);
 
   void Add(const AssembledEvent& e);
+  // Nothing added from now on starts before |watermark_ns| (host ns): places what waits before it.
+  void Advance(uint64_t watermark_ns);
   // A counter sample at |host_ns|: written when the drop total or the drain losses changed, or
   // always when |force| (the closing sample).
   void Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force);
