@@ -276,6 +276,19 @@ TEST_F(WindowTest, ControlFileMayAppearLater) {
   EXPECT_TRUE(CapturedWarnings().empty()) << CapturedWarnings().front();
 }
 
+// A "start" left in the control file by an earlier run does not switch the window's edges off.
+TEST_F(WindowTest, StaleStartInTheControlFileKeepsTheDelay) {
+  const std::string control = dir_ + "/stale";
+  std::ofstream(control) << "start\n";
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  setenv("KATRACE_DELAY", "5colls", 1);
+  Comm c = InitComm(0x3109, 0, 2);
+  Groups(c.ctx, 0, 10);
+  json trace = Finish(c.ctx);
+  EXPECT_EQ(Seqs(trace), Range(5, 10));
+  EXPECT_EQ(Markers(trace), (std::vector<std::string>{"capture on (KATRACE_DELAY)"}));
+}
+
 std::atomic<int> g_app_signals{0};
 void AppHandler(int) { g_app_signals.fetch_add(1); }
 

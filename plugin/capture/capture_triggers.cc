@@ -92,6 +92,11 @@ void CaptureTriggers::ReadControl(SpoolWriter* spool) {
   const std::string word = LastWord(text);
   if (word.empty()) return;
   spool::MarkerBody edge{};
+  if (word == "start" && spool == nullptr) {
+    // At session start, capture begins as KATRACE_DELAY says: a "start" left from an earlier run
+    // must not switch DELAY and DURATION off.
+    return;
+  }
   if (word == "start" || word == "stop") {
     if (window_->Trigger(word == "start", spool::kMarkerControlFile, &edge)) {
       LogInfo(std::string("capture ") + (word == "start" ? "on" : "off") + " (control file " + control_path_ + ")");

@@ -5,7 +5,7 @@
 //     its last word is read: `start` and `stop` switch capture, `dump` makes everything captured
 //     readable now (SpoolWriter::DumpNow). A missing file is normal (it may be created later).
 //     It is read once at session start too, so a file that already says `stop` starts the job
-//     with capture off;
+//     with capture off (a `start` or `dump` left there does nothing);
 //   - the signal's handler only bumps an atomic counter (async-signal-safe); the writer sees it
 //     within a millisecond and toggles capture.
 // Every switch and dump is written as a marker into the writer's own stream.
