@@ -224,6 +224,19 @@ TEST_F(WindowTest, SampleKeepsOneRootInN) {
   EXPECT_TRUE(Markers(trace).empty());
 }
 
+// Sampling and a collective-count duration together: only the groups sampling keeps count
+// against the duration.
+TEST_F(WindowTest, SampleWithinACollectiveCountDuration) {
+  setenv("KATRACE_SAMPLE", "3", 1);
+  setenv("KATRACE_DURATION", "5colls", 1);
+  Comm c = InitComm(0x310a, 0, 2);
+  Groups(c.ctx, 0, 40);
+  json trace = Finish(c.ctx);
+  EXPECT_EQ(Seqs(trace), (std::vector<uint64_t>{0, 3, 6, 9, 12}));
+  ExpectWhole(trace, 5);
+  EXPECT_EQ(Markers(trace), (std::vector<std::string>{"capture off (KATRACE_DURATION)"}));
+}
+
 // The control file: it says "stop" before the job starts, so capture starts off; "start" and
 // "stop" switch it within about 100 ms; "dump" makes everything captured readable in the spool
 // now; an unknown word is named in one warning and changes nothing.

@@ -41,26 +41,29 @@ bool CaptureWindow::AdmitRoot(Kind kind, spool::MarkerBody* edge) {
       phase = kOpen;
     }
   }
-  if (phase == kOpen && count_admitted_) {
-    // A collective root takes a reservation (at most N are handed out); any root is refused
-    // once N collectives were admitted (a group may hold several).
-    bool spent = admitted_.load(std::memory_order_relaxed) >= duration_.value;
-    if (!spent && kind == collective_root_) {
-      uint64_t r = reserved_.load(std::memory_order_relaxed);
-      do {
-        spent = r >= duration_.value;
-      } while (!spent && !reserved_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed));
-    }
-    if (spent) {
-      if (phase_.compare_exchange_strong(phase, kAfterDuration, std::memory_order_relaxed)) {
-        Mark(edge, spool::kMarkerCaptureOff, spool::kMarkerDuration);
-      }
-      return false;
-    }
-  }
   if (!IsOpen(phase)) return false;
-  if (sample_every_ == 1) return true;
-  return sampled_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed) % sample_every_ == 0;
+  const bool counting = phase == kOpen && count_admitted_;
+  // Any root is refused once N collectives were admitted (a group may hold several).
+  if (counting && admitted_.load(std::memory_order_relaxed) >= duration_.value) return Close(phase, edge);
+  if (sample_every_ > 1 &&
+      sampled_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed) % sample_every_ != 0) {
+    return false;
+  }
+  // A collective root that is kept takes one of the N reservations.
+  if (counting && kind == collective_root_) {
+    uint64_t r = reserved_.load(std::memory_order_relaxed);
+    do {
+      if (r >= duration_.value) return Close(phase, edge);
+    } while (!reserved_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed));
+  }
+  return true;
+}
+
+bool CaptureWindow::Close(uint32_t phase, spool::MarkerBody* edge) {
+  if (phase_.compare_exchange_strong(phase, kAfterDuration, std::memory_order_relaxed)) {
+    Mark(edge, spool::kMarkerCaptureOff, spool::kMarkerDuration);
+  }
+  return false;
 }
 
 bool CaptureWindow::PollTime(uint64_t now_ns, spool::MarkerBody* edge) {

@@ -76,6 +76,9 @@ class CaptureWindow {
     kTriggeredOff,   // a trigger switched it off
   };
   static bool IsOpen(uint32_t phase) { return phase == kOpen || phase == kTriggeredOn; }
+  // KATRACE_DURATION's collectives are spent: kOpen -> kAfterDuration, marked by whoever wins.
+  // Returns false (the root's verdict).
+  bool Close(uint32_t phase, spool::MarkerBody* edge);
 
   bool active_ = false;
   CaptureSpan delay_, duration_;
