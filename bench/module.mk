@@ -19,3 +19,9 @@ $(BUILD)/bench/export_bench: $(BUILD)/obj/bench/export_bench.o $(BUILD)/obj/test
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(EXPORT_LIB_LIBS)
 BENCH_BINS += $(BUILD)/bench/export_bench
+
+# A callback outside the capture window against a masked-out one, alternating sessions.
+$(BUILD)/bench/window_bench: $(BUILD)/obj/bench/window_bench.o | $(PLUGIN_SO)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+BENCH_BINS += $(BUILD)/bench/window_bench

@@ -50,3 +50,20 @@ echo "## KernelStep drain"
 echo
 echo "## Trace tools on 64 rank files"
 bench/tools_bench.sh "$build"
+
+echo
+echo "## Capture window: a callback outside the window against a masked-out one (10 alternating rounds)"
+"$build/bench/window_bench" 1000000 10 "$plugin" "$out" 2>&1 | grep -v '^katrace: trace'
+rm -f "$out"/window-bench*.json*
+
+echo
+echo "## Capture window: 1,000 collectives of 100,000 (katrace-sim, 4 ranks, one allreduce per group)"
+/usr/bin/time -f "%e s wall, peak RSS %M KiB" env KATRACE_DELAY=50000colls KATRACE_DURATION=1000colls \
+  KATRACE_OUTPUT="$out/window.json" "$build/bin/katrace-sim" --ranks 4 --iters 25000 --ops allreduce --size 4K \
+  --quiet 2>&1 | grep -v '^katrace: trace'
+for cat in GroupApi CollApi Coll KernelCh KernelStep ProxyOp; do
+  printf '%s %s\n' "$cat" "$(grep -o "\"cat\":\"$cat\"" "$out/window.json" | wc -l)"
+done
+grep -o '"name":"capture o[nf]*","cat":"katrace"[^}]*}' "$out/window.json"
+"$build/bin/katrace-check" "$out/window.json" | tail -1
+rm -f "$out/window.json"*

@@ -49,7 +49,7 @@ struct Config {
   // Capture window (see README "Tracing a window of a long job").
   CaptureSpan delay;            // KATRACE_DELAY: nothing is recorded before it ends
   CaptureSpan duration;         // KATRACE_DURATION: nothing is recorded after it runs out
-  uint32_t sample_every = 1;    // KATRACE_SAMPLE=N: one collective in N, with everything under it
+  uint32_t sample_every = 1;    // KATRACE_SAMPLE=N: one root event (a group) in N, with everything under it
   std::string control_path;     // KATRACE_CONTROL: a file; "start", "stop" or "dump" written into it
   int toggle_signal = 0;        // KATRACE_SIGNAL=USR1|USR2: that signal toggles capture (0: off)
   // Flight recorder (KATRACE_MODE=flight): the last flight_bytes of records stay in memory and

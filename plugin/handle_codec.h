@@ -13,8 +13,12 @@
 namespace katrace {
 
 // Handle layout: [63:60] magic | [59:50] context slot | [49:45] kind | [44:24] pool slot |
-// [23:0] generation.
+// [23:0] generation. The magic has two values: an event inside the capture window, and one
+// outside it (capture_window.h). The verdict travels in the handle value itself because a child
+// may start after its parent's slot went to another event (a Coll starts after its CollApi
+// stopped), and it must still inherit its root's verdict.
 constexpr uint64_t kHandleMagic = 0xA;
+constexpr uint64_t kHandleMagicOutside = 0xE;
 constexpr int kContextBits = 10;
 constexpr uint32_t kMaxContexts = 1u << kContextBits;
 constexpr int kSlotBits = 21;
@@ -32,10 +36,11 @@ struct HandleFields {
   Kind kind;
   uint32_t slot;
   uint32_t generation;
+  bool outside;  // the event's root was outside the capture window
 };
 
-inline void* EncodeHandle(uint32_t context, Kind kind, uint32_t slot, uint32_t generation) {
-  uint64_t v = (kHandleMagic << 60) | (static_cast<uint64_t>(context) << 50) |
+inline void* EncodeHandle(uint32_t context, Kind kind, uint32_t slot, uint32_t generation, bool outside = false) {
+  uint64_t v = ((outside ? kHandleMagicOutside : kHandleMagic) << 60) | (static_cast<uint64_t>(context) << 50) |
                (static_cast<uint64_t>(kind) << 45) | (static_cast<uint64_t>(slot) << 24) |
                (generation & kGenerationMask);
   return reinterpret_cast<void*>(v);
@@ -43,7 +48,8 @@ inline void* EncodeHandle(uint32_t context, Kind kind, uint32_t slot, uint32_t g
 
 inline bool DecodeHandle(const void* handle, HandleFields* out) {
   uint64_t v = reinterpret_cast<uint64_t>(handle);
-  if ((v >> 60) != kHandleMagic) return false;
+  if ((v >> 60) != kHandleMagic && (v >> 60) != kHandleMagicOutside) return false;
+  out->outside = (v >> 60) == kHandleMagicOutside;
   uint32_t kind = static_cast<uint32_t>((v >> 45) & 0x1f);
   if (kind >= static_cast<uint32_t>(kKindCount)) return false;
   out->context = static_cast<uint32_t>((v >> 50) & (kMaxContexts - 1));

@@ -23,6 +23,8 @@
 
 #include "katrace/drain_counters.h"
 #include "katrace/spool_format.h"
+#include "plugin/capture/capture_triggers.h"
+#include "plugin/capture/capture_window.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
 #include "plugin/capture/spool_writer.h"
@@ -106,6 +108,8 @@ struct Session {
   CaptureCounters counters;
   StringTable strings;
   AppendPolicy policy;
+  CaptureWindow window;      // configured before the first callback, then read-only but its atomics
+  CaptureTriggers triggers;  // the writer thread's, after StartSession
   std::unique_ptr<SpoolWriter> spool;
   bool spooling = false;
   std::mutex notices_mu;  // cold: taken only when a notice found no buffer
@@ -492,6 +496,8 @@ Session* StartSession(const InitArgs& a) {
   // ABI v4 has no API events: its Group event is the host-side parent users expect to see.
   if (!s->config.mask_from_env && a.abi_version == 4) mask |= ncclProfileGroup;
   s->config_mask.store(mask & a.mask_allowed);
+  s->window.Configure(s->config, s->base_monotonic_ns, a.abi_version == 4 ? Kind::kGroup : Kind::kGroupApi);
+  s->triggers.Start(s->config, &s->window);
 
   SpoolWriterOptions options;
   options.buffer_bytes = s->config.thread_buffer_bytes;
@@ -500,7 +506,11 @@ Session* StartSession(const InitArgs& a) {
   Session* raw = s.get();
   s->spool = std::make_unique<SpoolWriter>(
       options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
-      [raw] { FreeRetiredPools(raw, NowMonotonicNs() - kRetireGraceNs); });
+      [raw] {
+        const uint64_t now = NowMonotonicNs();
+        FreeRetiredPools(raw, now - kRetireGraceNs);
+        raw->triggers.Poll(now, raw->spool.get());
+      });
   spool::ProcessBody p{};
   int launcher_rank = -1;
   p.rank = LauncherRank(&launcher_rank) ? launcher_rank : -1;
@@ -564,8 +574,9 @@ void RetireContext(Session* s, Context* ctx) {
 // Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says
 // where the trace is and what was lost, whether or not NCCL's logger prints.
 void CloseSession(Session* s) {
+  if (s->spooling) s->spool->Close();
+  s->triggers.Stop();
   if (!s->spooling) return;
-  s->spool->Close();
   uint64_t dropped = 0;
   for (auto& d : s->counters.dropped) dropped += d.load();
   std::string spool_path = s->spool->path();
@@ -713,6 +724,19 @@ ncclResult_t InitLocked(void** context, const InitArgs& a) {
   return ncclSuccess;
 }
 
+// The capture window's verdict for a root event starting now. A collective edge crossed by this
+// call is marked in the trace from this thread, which saw it first.
+bool AdmitRoot(Session* s, Kind kind) {
+  spool::MarkerBody edge;
+  const bool inside = s->window.AdmitRoot(kind, &edge);
+  if (edge.what != 0 && s->spooling) {
+    AppendPolicy waiting = s->policy;
+    waiting.drop_when_full = false;
+    AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kMarker, 0, 0, 0, edge);
+  }
+  return inside;
+}
+
 // The kinds recorded now: NCCL's live mask (what it used for the events it is about to report),
 // or the configured one when NCCL gave no mask pointer.
 int LiveMask(const Session* s) {
@@ -751,10 +775,19 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(s, d->parentObj, &parent_mask)
                        ? UnpackMask(parent_mask)
                        : LiveMask(s);
-  bool record = (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
+  // The capture window's verdict: the parent's, read from its handle, whatever became of its
+  // slot since; a root (no parent of ours) takes it now.
+  bool outside = false;
+  if (s->window.active()) {
+    HandleFields parent;
+    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent) ? parent.outside
+                                                                                          : !AdmitRoot(s, kind);
+    if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
+  }
+  bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
   if (!record && !PassesFactsToChildren(kind)) {
-    // Its children still learn the task's mask from the handle.
-    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false));
+    // Its children still learn the task's mask and the window verdict from the handle.
+    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false), outside);
     return ncclSuccess;
   }
   // Read once, as early as the event is known to be recorded.
@@ -782,9 +815,12 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   slot.direction = 0;
   // A Coll/P2p is done only when its GPU work is: with KernelCh on, one child per channel will
   // come, usually after this event's stop, so hold the slot for them now.
+  // Outside the capture window its KernelCh children are not recorded and take no hold, so
+  // none is awaited.
   uint32_t expected = 0;
-  if (kind == Kind::kColl && (mask & ncclProfileKernelCh)) expected = d->coll.nChannels;
-  if (kind == Kind::kP2p && (mask & ncclProfileKernelCh)) expected = d->p2p.nChannels;
+  const bool awaits_kernel_ch = !outside && (mask & ncclProfileKernelCh);
+  if (kind == Kind::kColl && awaits_kernel_ch) expected = d->coll.nChannels;
+  if (kind == Kind::kP2p && awaits_kernel_ch) expected = d->p2p.nChannels;
   uint16_t flags = StartFlags(kind, d) | (expected != 0 ? spool::kStartAwaitsKernelCh : 0);
   slot.unrecorded_awaited.store(0, std::memory_order_relaxed);
   // Published with the state below; read by children through their handle, also once completed.
@@ -815,7 +851,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
     if (Resolve(s, slot.parent_handle, &p)) p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);
   }
   slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
-  *handle = EncodeHandle(ctx->index, kind, index, gen);
+  *handle = EncodeHandle(ctx->index, kind, index, gen, outside);
   return ncclSuccess;
 }
 

@@ -865,5 +865,42 @@ TEST_F(ExportTest, HostClockIsPiecewiseBetweenClockRecords) {
   }
 }
 
+// Marker records (capture switches, dumps) become process-scoped instants named by what they
+// say, the reason in args; one with an unknown value or a short body is skipped and counted as
+// malformed, never written with a made-up name.
+TEST_F(ExportTest, MarkersBecomeInstantsAndBadOnesAreSkipped) {
+  Spool s(dir_);
+  auto marker = [&](uint32_t stream, uint64_t ticks, uint8_t what, uint8_t reason, size_t n = sizeof(spool::MarkerBody)) {
+    spool::MarkerBody m{};
+    m.ticks = ticks;
+    m.what = what;
+    m.reason = reason;
+    spool::RecordHeader h{};
+    h.type = spool::RecordType::kMarker;
+    s->Raw(stream, h, &m, n);
+  };
+  marker(0, kBaseMono + 1000, spool::kMarkerCaptureOn, spool::kMarkerDelay);
+  marker(2, kBaseMono + 2000, spool::kMarkerCaptureOff, spool::kMarkerDuration);
+  marker(0, kBaseMono + 3000, spool::kMarkerDump, spool::kMarkerControlFile);
+  marker(0, kBaseMono + 4000, spool::kMarkerCaptureOn, spool::kMarkerSignal);
+  marker(0, kBaseMono + 5000, 7, spool::kMarkerSignal);            // unknown what
+  marker(2, kBaseMono + 6000, spool::kMarkerCaptureOff, 0);        // unknown reason
+  marker(0, kBaseMono + 7000, spool::kMarkerCaptureOff, spool::kMarkerSignal, 8);  // body too short
+  s.Close();
+  json t = ExportValid(s.path);
+  std::vector<std::string> got;
+  for (const json& e : t["traceEvents"]) {
+    if (e.value("ph", "") != "i" || e.value("cat", "") != "katrace") continue;
+    EXPECT_EQ(e["s"], "p");
+    EXPECT_EQ(e["pid"], 3);
+    got.push_back(std::to_string(Ns(e["ts"])) + " " + e["name"].get<std::string>() + " (" +
+                  e["args"]["reason"].get<std::string>() + ")");
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"1000 capture on (KATRACE_DELAY)", "2000 capture off (KATRACE_DURATION)",
+                                           "3000 dump (control file)", "4000 capture on (signal)"}));
+  EXPECT_NE(last_.message.find("skipped 3 malformed records"), std::string::npos) << last_.message;
+}
+
 }  // namespace
 }  // namespace katrace_test

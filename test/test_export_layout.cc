@@ -43,6 +43,7 @@ class RecordingEncoder : public TraceEncoder {
   }
   void Flow(uint64_t id, int from, int64_t, int to, int64_t) override { flows.push_back({id, from, to}); }
   void Counter(std::string_view, int64_t, const Arg*, size_t) override {}
+  void Instant(std::string_view, int64_t, const Arg*, size_t) override {}
   void End(const TraceTotals&) override { ended = true; }
 
   std::vector<const RecordedSlice*> OfCat(const std::string& cat) const {

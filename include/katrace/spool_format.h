@@ -71,6 +71,7 @@ enum class RecordType : uint8_t {
   kProcess = 8,   // process identity, first record of the spool (body: ProcessBody + text)
   kCounters = 9,  // cumulative loss and drain counters (body: CountersBody)
   kEnd = 10,      // the capture closed cleanly; nothing follows
+  kMarker = 11,   // capture was switched on or off, or dumped (body: MarkerBody)
 };
 
 struct RecordHeader {
@@ -242,6 +243,32 @@ struct CountersBody {
 };
 
 static_assert(offsetof(CountersBody, drain) == 136, "spool counters layout");
+
+// A switch of the capture window (plugin/capture/capture_window.h) or a dump on demand: the
+// trace shows it as an instant event. Written by whoever switched: a callback thread (a count
+// edge of KATRACE_DELAY/KATRACE_DURATION) into its own stream, the writer thread (time edges,
+// control file, signal) into stream 0. A reader rejects values it does not know.
+enum MarkerWhat : uint8_t {
+  kMarkerCaptureOn = 1,
+  kMarkerCaptureOff = 2,
+  kMarkerDump = 3,
+};
+enum MarkerReason : uint8_t {
+  kMarkerDelay = 1,        // KATRACE_DELAY ran out
+  kMarkerDuration = 2,     // KATRACE_DURATION ran out
+  kMarkerControlFile = 3,  // a word in the KATRACE_CONTROL file
+  kMarkerSignal = 4,       // the KATRACE_SIGNAL signal
+};
+constexpr bool IsKnownMarker(uint8_t what, uint8_t reason) {
+  return what >= kMarkerCaptureOn && what <= kMarkerDump && reason >= kMarkerDelay && reason <= kMarkerSignal;
+}
+struct MarkerBody {
+  uint64_t ticks;  // host clock when the switch was made
+  uint8_t what;    // MarkerWhat
+  uint8_t reason;  // MarkerReason
+  uint8_t pad[6];
+};
+static_assert(sizeof(MarkerBody) == 16, "marker body");
 
 constexpr uint16_t RecordSize(size_t body_bytes) {
   return static_cast<uint16_t>((sizeof(RecordHeader) + body_bytes + 7) & ~size_t{7});

@@ -139,6 +139,12 @@ std::string SpoolWriter::DumpNow(const char* /*reason*/) {
   return file_.path();
 }
 
+void SpoolWriter::WriteMarker(const spool::MarkerBody& marker) {
+  std::vector<uint8_t> own;
+  AppendRecord(&own, spool::RecordType::kMarker, marker);
+  file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
+}
+
 void SpoolWriter::Run() {
   while (!stop_.load(std::memory_order_acquire)) {
     uint64_t now = NowMonotonicNs();

@@ -61,6 +61,10 @@ class SpoolWriter {
   // |reason| is static text for the log.
   std::string DumpNow(const char* reason);
 
+  // Writer thread only (from |periodic|): a capture switch the writer made (a time edge, the
+  // control file, the signal), in its own stream.
+  void WriteMarker(const spool::MarkerBody& marker);
+
   bool running() const { return running_.load(std::memory_order_acquire); }
   // What a waiting callback watches: once false, nobody will make room any more.
   const std::atomic<bool>* running_flag() const { return &running_; }

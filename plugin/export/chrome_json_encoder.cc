@@ -118,6 +118,14 @@ void ChromeJsonEncoder::Counter(std::string_view name, int64_t ts, const Arg* ar
   buf_.Char('}');
 }
 
+void ChromeJsonEncoder::Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
+  BeginEvent();
+  buf_.Raw("{\"name\":").String(name).Raw(",\"cat\":\"katrace\",\"ph\":\"i\",\"s\":\"p\",\"pid\":").Int(pid0_);
+  buf_.Raw(",\"tid\":0,\"ts\":").Micros(ts);
+  Args(args, nargs);
+  buf_.Char('}');
+}
+
 void ChromeJsonEncoder::End(const TraceTotals& t) {
   uint64_t total_drops = 0;
   for (uint64_t d : t.drops) total_drops += d;

@@ -24,6 +24,7 @@ class ChromeJsonEncoder : public TraceEncoder {
   void Slice(const SliceEvent& slice) override;
   void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) override;
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override;
+  void Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override;
   void End(const TraceTotals& totals) override;
 
  private:

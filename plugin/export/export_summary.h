@@ -33,6 +33,9 @@ class ExportSummary : public TraceEncoder {
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override {
     next_->Counter(name, ts, args, nargs);
   }
+  void Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override {
+    next_->Instant(name, ts, args, nargs);
+  }
   void End(const TraceTotals& totals) override { next_->End(totals); }
 
   // The tables, then the count lines; |trace_line| ends it ("katrace: trace PATH"). Call once,

@@ -292,6 +292,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   TraceTotals totals;
   FillTotals(index, sink.io_errors(), &totals);
   layout.Counters(last_ns, totals.drops, totals.drain, true);
+  for (const spool::MarkerBody& m : index.markers) layout.Marker(index.clock.Ns(m.ticks), m);
   layout.Finish(last_ns, &totals);
   bool committed = sink.Commit();
   if (timing) {

@@ -68,6 +68,7 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
       case RecordType::kClock:
       case RecordType::kProcess:
       case RecordType::kCounters:
+      case RecordType::kMarker:
         out->meta.push_back(MetaRecord{h, std::string(reinterpret_cast<const char*>(body), n)});
         break;
       case RecordType::kEnd:
@@ -145,6 +146,14 @@ bool ApplyMeta(const MetaRecord& m, uint32_t os_tid, SpoolIndex* index, std::vec
       spool::CommEndBody e;
       memcpy(&e, b.data(), sizeof(e));
       ends->push_back(CommEndMark{m.header.context, e.ticks});
+      return true;
+    }
+    case RecordType::kMarker: {
+      if (b.size() < sizeof(spool::MarkerBody)) return false;
+      spool::MarkerBody mk;
+      memcpy(&mk, b.data(), sizeof(mk));
+      if (!spool::IsKnownMarker(mk.what, mk.reason)) return false;
+      index->markers.push_back(mk);
       return true;
     }
     case RecordType::kCounters: {

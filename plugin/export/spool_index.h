@@ -78,6 +78,9 @@ struct SpoolIndex {
   bool has_counters = false;
   spool::CountersBody counters{};  // element-wise max: the records are cumulative
 
+  // Capture switches and dumps (Marker records), validated, in file order.
+  std::vector<spool::MarkerBody> markers;
+
   std::vector<IndexedBlock> blocks;  // whole blocks, file order
   std::vector<uint32_t> clock_blocks;  // blocks with Coll/P2p/KernelCh/KernelStep starts, for the clock pass
   std::vector<GpuClockDomain> gpu_clocks;  // filled by PlaceGpuClocks

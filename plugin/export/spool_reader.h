@@ -133,7 +133,7 @@ inline T ReadBody(const uint8_t* body, size_t size, size_t at = 0) {
   return out;
 }
 
-// Host ticks a record carries (Start, State, Stop, Comm, CommEnd, Clock); false for the others.
+// Host ticks a record carries (Start, State, Stop, Comm, CommEnd, Clock, Marker); false for the others.
 // Inline: the merge asks for every record.
 inline bool RecordTicks(const spool::RecordHeader& header, const uint8_t* body, size_t size, uint64_t* ticks) {
   size_t at;
@@ -144,6 +144,7 @@ inline bool RecordTicks(const spool::RecordHeader& header, const uint8_t* body, 
     case spool::RecordType::kComm: at = offsetof(spool::CommBody, ticks); break;
     case spool::RecordType::kCommEnd: at = offsetof(spool::CommEndBody, ticks); break;
     case spool::RecordType::kClock: at = offsetof(spool::ClockBody, ticks); break;
+    case spool::RecordType::kMarker: at = offsetof(spool::MarkerBody, ticks); break;
     default: return false;
   }
   if (size < at + sizeof(uint64_t)) return false;

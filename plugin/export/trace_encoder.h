@@ -135,6 +135,8 @@ class TraceEncoder {
   virtual void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) = 0;
   // A process-level counter sample (on the first rank's process).
   virtual void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) = 0;
+  // A process-scoped instant (on the first rank's process): a capture switch or a dump.
+  virtual void Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) = 0;
   // Closes the trace with its totals. Nothing may follow.
   virtual void End(const TraceTotals& totals) = 0;
 };

@@ -572,6 +572,14 @@ void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], c
   }
 }
 
+void TraceLayout::Marker(uint64_t host_ns, const spool::MarkerBody& m) {
+  static const char* const kWhat[] = {"", "capture on", "capture off", "dump"};
+  static const char* const kReason[] = {"", "KATRACE_DELAY", "KATRACE_DURATION", "control file", "signal"};
+  if (!spool::IsKnownMarker(m.what, m.reason)) return;  // the index validated it; never index out of range
+  Arg a = Arg::Str("reason", kReason[m.reason]);
+  enc_->Instant(kWhat[m.what], Rel(host_ns), &a, 1);
+}
+
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
   while (!heap_.empty()) PlaceEarliest();
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];

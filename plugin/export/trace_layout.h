@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "katrace/spool_format.h"
 #include "plugin/export/assembled_event.h"
 #include "plugin/export/lane_allocator.h"
 #include "plugin/export/trace_encoder.h"
@@ -49,6 +50,10 @@ class TraceLayout {
   // A counter sample at |host_ns|: written when the drop total or the drain losses changed, or
   // always when |force| (the closing sample).
   void Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force);
+
+  // A capture switch or dump (a Marker record) at |host_ns|: a process-scoped instant named
+  // "capture on", "capture off" or "dump", its reason in args.
+  void Marker(uint64_t host_ns, const spool::MarkerBody& marker);
 
   // Places what still waits, fills what the layout counted (events, incomplete, late, GPU
   // samples) into |totals| and closes the trace.
