@@ -3,7 +3,7 @@
 //
 // The verdict is taken once per root event (one whose parent katrace does not know: GroupApi,
 // the legacy Group, ProxyCtrl; under ABI v4, Group) when it starts; every descendant inherits it
-// through its handle (profiler.cc, kPackedOutside), so an event that straddles an edge is kept
+// through its handle (handle_codec.h, HandleFields::outside), so an event that straddles an edge is kept
 // or left out whole, with everything under it. Outside the window an event is treated like a
 // masked-out one: its handle, slot and parent links work as usual, nothing is recorded.
 //
