@@ -5,6 +5,7 @@
 #include "plugin/profiler.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -19,10 +20,13 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "katrace/drain_counters.h"
 #include "katrace/spool_format.h"
+#include "plugin/capture/hang_watchdog.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
 #include "plugin/capture/spool_writer.h"
@@ -32,6 +36,7 @@
 #include "plugin/config.h"
 #include "plugin/event_pool.h"
 #include "plugin/export/exporter.h"
+#include "plugin/export/hang_report.h"
 #include "plugin/handle_codec.h"
 #include "plugin/logger.h"
 #include "plugin/nvtx_sink.h"
@@ -115,6 +120,14 @@ struct Session {
   std::vector<RetiredPools> retired;  // under retire_mu
   size_t retired_bytes = 0;           // under retire_mu
   NvtxSink nvtx;
+  // KATRACE_HANG_TIMEOUT: read-only after the start, so callbacks pay one predictable branch when
+  // it is off.
+  bool watchdog_on = false;
+  HangWatchdog watchdog;
+  // The report of a hang is built off the writer thread; one at a time (the writer's thread only
+  // starts it, the close joins it).
+  std::thread hang_reporter;
+  std::atomic<bool> hang_reporting{false};
 };
 
 // Init and finalize are rare and may come from several threads at once; callbacks never lock.
@@ -266,6 +279,7 @@ void Complete(Session* s, EventPool* pool, uint32_t index, uint16_t context, Kin
       s->pending_notices[s->num_pending_notices++] = {slot.id, unrecorded, context, kind};
     }
   }
+  if (s->watchdog_on && (kind == Kind::kColl || kind == Kind::kP2p)) s->watchdog.TaskCompleted();
   SlotRef parent;
   bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
@@ -461,6 +475,39 @@ void ForkChild() {
   g_session.store(nullptr, std::memory_order_release);
 }
 
+// Writer thread, every pass: on a hang, makes everything captured readable and has the report
+// built on a thread of its own (reading a long spool takes a while; the writer must go on
+// draining meanwhile). The job goes on whatever the report finds.
+void CheckForHang(Session* s) {
+  HangSighting sighting;
+  if (!s->watchdog.Check(NowTicks(), NowMonotonicNs(), &sighting)) return;
+  if (s->hang_reporting.load(std::memory_order_acquire)) return;  // the last one is still being written
+  if (s->hang_reporter.joinable()) s->hang_reporter.join();
+  HangReportInput in;
+  in.spool_path = s->spool->DumpNow("hang");
+  in.report_path = s->trace_path + ".hang.json";
+  in.timeout_ns = s->config.hang_timeout_ns;
+  in.last_progress_monotonic_ns = sighting.last_progress_monotonic_ns;
+  in.in_flight = sighting.in_flight;
+  in.detected_monotonic_ns = NowMonotonicNs();
+  in.detected_realtime_ns = NowRealtimeNs();
+  s->hang_reporting.store(true, std::memory_order_release);
+  try {
+    s->hang_reporter = std::thread([s, in] {
+      HangReportResult r = WriteHangReport(in);
+      if (r.ok) {
+        fputs(r.summary.c_str(), stderr);
+      } else {
+        fprintf(stderr, "katrace: a hang was detected but its report could not be written (%s)\n", r.message.c_str());
+      }
+      s->hang_reporting.store(false, std::memory_order_release);
+    });
+  } catch (const std::system_error&) {
+    s->hang_reporting.store(false, std::memory_order_release);
+    LogWarn("a hang was detected but no thread could be started to report it");
+  }
+}
+
 Session* StartSession(const InitArgs& a) {
   auto s = std::make_unique<Session>();
   std::vector<std::string> warnings;
@@ -500,7 +547,10 @@ Session* StartSession(const InitArgs& a) {
   Session* raw = s.get();
   s->spool = std::make_unique<SpoolWriter>(
       options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
-      [raw] { FreeRetiredPools(raw, NowMonotonicNs() - kRetireGraceNs); });
+      [raw] {
+        FreeRetiredPools(raw, NowMonotonicNs() - kRetireGraceNs);
+        if (raw->watchdog_on) CheckForHang(raw);
+      });
   spool::ProcessBody p{};
   int launcher_rank = -1;
   p.rank = LauncherRank(&launcher_rank) ? launcher_rank : -1;
@@ -513,6 +563,10 @@ Session* StartSession(const InitArgs& a) {
   s->spooling = s->spool->Start(s->trace_path, p, s->host, &note, &error);
   if (!note.empty()) LogWarn(note);
   if (!s->spooling) LogWarn(error + "; nothing is recorded, the job goes on");
+  if (s->spooling && s->config.hang_timeout_ns != 0) {
+    s->watchdog.Arm(s->config.hang_timeout_ns, NowTicks(), NowMonotonicNs());
+    s->watchdog_on = true;
+  }
   s->policy.drop_when_full = s->config.drop_when_full;
   s->policy.counters = &s->counters;
   static const std::atomic<bool> kNotRunning{false};
@@ -566,6 +620,8 @@ void RetireContext(Session* s, Context* ctx) {
 void CloseSession(Session* s) {
   if (!s->spooling) return;
   s->spool->Close();
+  // The writer is gone, so no new report starts; one still reading the spool finishes first.
+  if (s->hang_reporter.joinable()) s->hang_reporter.join();
   uint64_t dropped = 0;
   for (auto& d : s->counters.dropped) dropped += d.load();
   std::string spool_path = s->spool->path();
@@ -772,6 +828,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
     return ncclSuccess;
   }
   EventSlot& slot = pool->slot(index);
+  if (s->watchdog_on && (kind == Kind::kColl || kind == Kind::kP2p)) s->watchdog.TaskStarted(record ? ticks : NowTicks());
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
   slot.id = NextRecordId();
   slot.parent_handle = nullptr;
@@ -831,6 +888,7 @@ ncclResult_t CoreStop(void* handle) {
   const bool recorded = ref.slot->recorded;
   const uint64_t id = ref.slot->id;
   const uint64_t nvtx_range = ref.slot->nvtx_range;
+  if (s->watchdog_on && StopMeansProgress(ref.fields.kind)) s->watchdog.NoteProgress(ticks);
   if (recorded) {
     spool::StopBody body{id, ticks};
     AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
