@@ -280,6 +280,22 @@ HangReportResult Build(const HangReportInput& in) {
     if (line.back() == ';') line.pop_back();
     text += line + "\n";
   }
+  // The communicators with nothing open (finalized ones too): they answer for their rank ("it did
+  // not hang"), so a merge of many reports can tell a quiet rank from one that sent no report.
+  j.Raw("],").Key("quiet_communicators").Char('[');
+  bool first_quiet = true;
+  for (size_t i = 0; i < index.comms.size(); ++i) {
+    const CommInstance& ci = index.comms[i];
+    const bool listed = std::any_of(comms.begin(), comms.end(), [&](const CommHang& c) { return c.comm_index == static_cast<int>(i); });
+    if (listed) continue;
+    if (!first_quiet) j.Char(',');
+    first_quiet = false;
+    j.Char('{').Key("comm_hash").String(Writer::Hex(ci.comm_hash)).Char(',');
+    j.Key("name").String(ci.name).Char(',');
+    j.Key("rank").Int(ci.rank).Char(',');
+    j.Key("nranks").Int(ci.nranks).Char(',');
+    j.Key("finalized").Raw(ci.ended ? "true" : "false").Char('}');
+  }
   j.Raw("]}\n");
   if (comms.empty()) text += "katrace:   (nothing open in the spool: its records may have been dropped)\n";
   if (!WriteTextFileAtomically(in.report_path, j.str(), &error)) {
