@@ -279,7 +279,6 @@ void Complete(Session* s, EventPool* pool, uint32_t index, uint16_t context, Kin
       s->pending_notices[s->num_pending_notices++] = {slot.id, unrecorded, context, kind};
     }
   }
-  if (s->watchdog_on && (kind == Kind::kColl || kind == Kind::kP2p)) s->watchdog.TaskCompleted();
   SlotRef parent;
   bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
@@ -478,9 +477,32 @@ void ForkChild() {
 // Writer thread, every pass: on a hang, makes everything captured readable and has the report
 // built on a thread of its own (reading a long spool takes a while; the writer must go on
 // draining meanwhile). The job goes on whatever the report finds.
+// Coll/P2p tasks holding a slot (started, not completed), counted from the pools on the writer
+// thread so the callbacks keep no shared counter; |enough| stops the count early. A pool read here
+// cannot be freed meanwhile: the writer thread frees retired pools itself, and others only after
+// the grace period.
+int64_t TasksInFlight(Session* s, int64_t enough) {
+  int64_t n = 0;
+  for (uint32_t i = 1; i < kMaxContexts && n < enough; ++i) {
+    Context* ctx = ContextAt(s, i);
+    if (ctx == nullptr) continue;
+    for (Kind kind : {Kind::kColl, Kind::kP2p}) {
+      EventPool* pool = ctx->pools[static_cast<int>(kind)].load(std::memory_order_acquire);
+      if (pool == nullptr) continue;
+      for (uint32_t k = 0; k < pool->size() && n < enough; ++k) {
+        const uint64_t w = pool->slot(k).state.load(std::memory_order_relaxed);
+        if ((w & SlotState::kLive) && SlotState::Holds(w) > 0) ++n;
+      }
+    }
+  }
+  return n;
+}
+
 void CheckForHang(Session* s) {
   HangSighting sighting;
-  if (!s->watchdog.Check(NowTicks(), NowMonotonicNs(), &sighting)) return;
+  const uint64_t now_ns = NowMonotonicNs();
+  if (!s->watchdog.Due(now_ns)) return;
+  if (!s->watchdog.Check(NowTicks(), now_ns, TasksInFlight(s, 1) > 0, &sighting)) return;
   if (s->hang_reporting.load(std::memory_order_acquire)) return;  // the last one is still being written
   if (s->hang_reporter.joinable()) s->hang_reporter.join();
   HangReportInput in;
@@ -488,7 +510,7 @@ void CheckForHang(Session* s) {
   in.report_path = s->trace_path + ".hang.json";
   in.timeout_ns = s->config.hang_timeout_ns;
   in.last_progress_monotonic_ns = sighting.last_progress_monotonic_ns;
-  in.in_flight = sighting.in_flight;
+  in.in_flight = TasksInFlight(s, INT64_MAX);
   in.detected_monotonic_ns = NowMonotonicNs();
   in.detected_realtime_ns = NowRealtimeNs();
   s->hang_reporting.store(true, std::memory_order_release);
@@ -828,7 +850,6 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
     return ncclSuccess;
   }
   EventSlot& slot = pool->slot(index);
-  if (s->watchdog_on && (kind == Kind::kColl || kind == Kind::kP2p)) s->watchdog.TaskStarted(record ? ticks : NowTicks());
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
   slot.id = NextRecordId();
   slot.parent_handle = nullptr;

@@ -25,8 +25,8 @@ uint64_t HangWatchdog::TicksToNs(uint64_t ticks) const {
   return static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick_);
 }
 
-bool HangWatchdog::Check(uint64_t now_ticks, uint64_t now_monotonic_ns, HangSighting* sighting) {
-  if (timeout_ns_ == 0 || now_monotonic_ns < next_check_ns_) return false;
+bool HangWatchdog::Check(uint64_t now_ticks, uint64_t now_monotonic_ns, bool work_in_flight, HangSighting* sighting) {
+  if (!Due(now_monotonic_ns)) return false;
   next_check_ns_ = now_monotonic_ns + kCheckEveryNs;
   const uint64_t span_ns = now_monotonic_ns - origin_ns_;
   if (span_ns >= kRateWindowNs && now_ticks > origin_ticks_) {
@@ -34,12 +34,13 @@ bool HangWatchdog::Check(uint64_t now_ticks, uint64_t now_monotonic_ns, HangSigh
     const double step = static_cast<double>(kProgressStepNs) / ns_per_tick_;
     step_ticks_.store(step < 1 ? 1 : static_cast<uint64_t>(step), std::memory_order_relaxed);
   }
-  const uint64_t last = last_progress_ticks_.load(std::memory_order_relaxed);
-  if (in_flight_.load(std::memory_order_relaxed) <= 0) {
+  if (!work_in_flight) {
     // Nothing waits: an idle job does not hang, and the next hang is a new one.
+    last_progress_ticks_.store(now_ticks, std::memory_order_relaxed);
     fired_ = false;
     return false;
   }
+  const uint64_t last = last_progress_ticks_.load(std::memory_order_relaxed);
   if (fired_) {
     if (last != fired_progress_ticks_) fired_ = false;  // completions resumed: armed again
     return false;
@@ -50,7 +51,6 @@ bool HangWatchdog::Check(uint64_t now_ticks, uint64_t now_monotonic_ns, HangSigh
   fired_progress_ticks_ = last;
   sighting->last_progress_monotonic_ns = now_monotonic_ns - idle_ns;
   sighting->detected_monotonic_ns = now_monotonic_ns;
-  sighting->in_flight = in_flight_.load(std::memory_order_relaxed);
   return true;
 }
 

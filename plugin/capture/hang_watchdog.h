@@ -1,7 +1,8 @@
-// The hang watchdog's bookkeeping (KATRACE_HANG_TIMEOUT): when the last event completed, and how
-// many Coll/P2p tasks are in flight (started, not yet completed). Callbacks feed it; the spool
-// writer thread asks it about every few ms whether the job hangs: in flight work and no completion
-// for the timeout. It says so once per hang; once completions resume it is armed again.
+// The hang watchdog's bookkeeping (KATRACE_HANG_TIMEOUT): when the last event completed. Callbacks
+// feed it; the spool writer thread asks it every 20 ms whether the job hangs: work in flight (the
+// writer finds that out itself, from the pools' live Coll/P2p slots, so the callbacks keep no
+// counter) and no completion for the timeout. It says so once per hang; once completions resume,
+// or nothing is in flight, it is armed again.
 //
 // The progress time is kept coarsely so the hot path stays cheap: a completing callback reads one
 // shared word and writes it only when it moved by a millisecond or more, so the cache line is
@@ -37,7 +38,6 @@ inline bool StopMeansProgress(Kind kind) {
 struct HangSighting {
   uint64_t last_progress_monotonic_ns = 0;  // the last completion, to within the coarse step
   uint64_t detected_monotonic_ns = 0;
-  int64_t in_flight = 0;
 };
 
 class HangWatchdog {
@@ -52,26 +52,17 @@ class HangWatchdog {
       last_progress_ticks_.store(ticks, std::memory_order_relaxed);
     }
   }
-  // Hot path: a Coll/P2p took a slot at |ticks|. Work arriving after an idle spell starts the
-  // clock afresh: the idle time was no hang.
-  void TaskStarted(uint64_t ticks) {
-    if (in_flight_.fetch_add(1, std::memory_order_relaxed) == 0) last_progress_ticks_.store(ticks, std::memory_order_relaxed);
-  }
-  // A Coll/P2p completed (its last hold released), also when finalize claimed it.
-  void TaskCompleted() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
-
-  // Writer thread: true once per hang, with what it saw. Rate-limited inside: cheap to call on
-  // every writer pass.
-  bool Check(uint64_t now_ticks, uint64_t now_monotonic_ns, HangSighting* sighting);
-
-  int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Writer thread: whether a check is due (every 20 ms); the caller then looks for work in flight.
+  bool Due(uint64_t now_monotonic_ns) const { return timeout_ns_ != 0 && now_monotonic_ns >= next_check_ns_; }
+  // Writer thread: true once per hang, with what it saw. While nothing is in flight the clock
+  // restarts at every check: the idle time before work arrives is no hang.
+  bool Check(uint64_t now_ticks, uint64_t now_monotonic_ns, bool work_in_flight, HangSighting* sighting);
 
  private:
   uint64_t TicksToNs(uint64_t ticks) const;
 
   std::atomic<uint64_t> last_progress_ticks_{0};
   std::atomic<uint64_t> step_ticks_{1000000};  // about 1 ms; refined once the tick rate is known
-  std::atomic<int64_t> in_flight_{0};
   // Writer thread only.
   uint64_t timeout_ns_ = 0;
   uint64_t origin_ticks_ = 0, origin_ns_ = 0;  // tick rate: measured against this first reading
