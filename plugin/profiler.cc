@@ -581,14 +581,15 @@ Session* StartSession(const InitArgs& a) {
   p.base_monotonic_ns = s->base_monotonic_ns;
   p.clock_source = g_clock_source;
   p.mask = s->config_mask.load();
+  // Armed before the writer starts: its periodic hook reads it from then on.
+  if (s->config.hang_timeout_ns != 0) {
+    s->watchdog.Arm(s->config.hang_timeout_ns, NowTicks(), NowMonotonicNs());
+    s->watchdog_on = true;
+  }
   std::string note, error;
   s->spooling = s->spool->Start(s->trace_path, p, s->host, &note, &error);
   if (!note.empty()) LogWarn(note);
   if (!s->spooling) LogWarn(error + "; nothing is recorded, the job goes on");
-  if (s->spooling && s->config.hang_timeout_ns != 0) {
-    s->watchdog.Arm(s->config.hang_timeout_ns, NowTicks(), NowMonotonicNs());
-    s->watchdog_on = true;
-  }
   s->policy.drop_when_full = s->config.drop_when_full;
   s->policy.counters = &s->counters;
   static const std::atomic<bool> kNotRunning{false};

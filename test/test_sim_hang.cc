@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test/support/plugin_harness.h"
+#include "test/support/plugin_test.h"
 #include "test/support/subprocess.h"
 
 namespace katrace_test {
@@ -94,8 +95,8 @@ TEST_F(SimHangTest, ReportNamesOnlyTheInjectedRankChannelAndPeer) {
 
 TEST_F(SimHangTest, NoReportWhileTheRunProgresses) {
   const std::string trace = dir_ + "/steady.json";
-  // About 2 s of steady work against a 250 ms timeout.
-  ProcessOutput r = RunSim(trace, "", "250ms", {"--iters", "200", "--bandwidth", "1"});
+  // About 2 s of steady work against a 250 ms timeout (sanitized runs: fewer iterations, as slow).
+  ProcessOutput r = RunSim(trace, "", "250ms", {"--iters", std::to_string(TestScaled(200, 20)), "--bandwidth", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   struct stat st;
   EXPECT_NE(stat((trace + ".hang.json").c_str(), &st), 0) << "no report without a hang: " << r.err;
