@@ -501,9 +501,9 @@ int64_t TasksInFlight(Session* s, int64_t enough) {
 void CheckForHang(Session* s) {
   HangSighting sighting;
   const uint64_t now_ns = NowMonotonicNs();
-  if (!s->watchdog.Due(now_ns)) return;
+  // While the last report is still being written the next check waits, so no hang goes unreported.
+  if (!s->watchdog.Due(now_ns) || s->hang_reporting.load(std::memory_order_acquire)) return;
   if (!s->watchdog.Check(NowTicks(), now_ns, TasksInFlight(s, 1) > 0, &sighting)) return;
-  if (s->hang_reporting.load(std::memory_order_acquire)) return;  // the last one is still being written
   if (s->hang_reporter.joinable()) s->hang_reporter.join();
   HangReportInput in;
   in.spool_path = s->spool->DumpNow("hang");
