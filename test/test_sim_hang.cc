@@ -96,7 +96,7 @@ TEST_F(SimHangTest, ReportNamesOnlyTheInjectedRankChannelAndPeer) {
 TEST_F(SimHangTest, NoReportWhileTheRunProgresses) {
   const std::string trace = dir_ + "/steady.json";
   // About 2 s of steady work against a 250 ms timeout (sanitized runs: fewer iterations, as slow).
-  ProcessOutput r = RunSim(trace, "", "250ms", {"--iters", std::to_string(TestScaled(200, 20)), "--bandwidth", "1"});
+  ProcessOutput r = RunSim(trace, "", "250ms", {"--iters", std::to_string(TestScaled(200, 60)), "--bandwidth", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   struct stat st;
   EXPECT_NE(stat((trace + ".hang.json").c_str(), &st), 0) << "no report without a hang: " << r.err;
