@@ -5,9 +5,11 @@
 // must keep up with the producer for the whole run. Each plugin named on the command line is run
 // in turn in this one process, so their ratio is measured under the same machine load.
 //
-//   sustained_bench COLLECTIVES PLUGIN.so [PLUGIN.so...]
+//   sustained_bench COLLECTIVES PLUGIN.so[@NAME=VALUE] [PLUGIN.so[@NAME=VALUE]...]
 //
-// The plugin's own configuration comes from the environment (KATRACE_MASK, KATRACE_OUTPUT...).
+// The plugin's own configuration comes from the environment (KATRACE_MASK, KATRACE_OUTPUT...);
+// "@NAME=VALUE" sets one more variable for that run only, so one plugin can be compared with
+// itself configured two ways in one process (katrace reads its configuration per session).
 // Prints per plugin: ns per collective while capturing, and the time finalize took (for katrace:
 // closing the spool and building the trace).
 #include <dlfcn.h>
@@ -152,7 +154,22 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   for (int i = 2; i < argc; ++i) {
     Result r{};
-    if (!Run(argv[i], n, &r)) return 1;
+    std::string plugin = argv[i], name;
+    const size_t at = plugin.find('@');
+    if (at != std::string::npos) {
+      const std::string assignment = plugin.substr(at + 1);
+      plugin.resize(at);
+      const size_t eq = assignment.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        fprintf(stderr, "%s: '%s' is not NAME=VALUE\n", argv[0], assignment.c_str());
+        return 2;
+      }
+      name = assignment.substr(0, eq);
+      setenv(name.c_str(), assignment.substr(eq + 1).c_str(), 1);
+    }
+    const bool ok = Run(plugin.c_str(), n, &r);
+    if (!name.empty()) unsetenv(name.c_str());
+    if (!ok) return 1;
     printf("%-48s %10.1f ns/collective (13 callbacks)   finalize %8.1f ms\n", argv[i], r.ns_per_coll, r.finalize_ms);
     ReportTrace(n);
     if (const char* path = getenv("KATRACE_OUTPUT")) unlink(path);

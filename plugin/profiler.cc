@@ -5,6 +5,7 @@
 #include "plugin/profiler.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -19,12 +20,15 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "katrace/drain_counters.h"
 #include "katrace/spool_format.h"
 #include "plugin/capture/capture_triggers.h"
 #include "plugin/capture/capture_window.h"
+#include "plugin/capture/hang_watchdog.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
 #include "plugin/capture/spool_writer.h"
@@ -34,6 +38,7 @@
 #include "plugin/config.h"
 #include "plugin/event_pool.h"
 #include "plugin/export/exporter.h"
+#include "plugin/export/hang_report.h"
 #include "plugin/handle_codec.h"
 #include "plugin/logger.h"
 #include "plugin/nvtx_sink.h"
@@ -119,6 +124,14 @@ struct Session {
   std::vector<RetiredPools> retired;  // under retire_mu
   size_t retired_bytes = 0;           // under retire_mu
   NvtxSink nvtx;
+  // KATRACE_HANG_TIMEOUT: read-only after the start, so callbacks pay one predictable branch when
+  // it is off.
+  bool watchdog_on = false;
+  HangWatchdog watchdog;
+  // The report of a hang is built off the writer thread; one at a time (the writer's thread only
+  // starts it, the close joins it).
+  std::thread hang_reporter;
+  std::atomic<bool> hang_reporting{false};
 };
 
 // Init and finalize are rare and may come from several threads at once; callbacks never lock.
@@ -465,6 +478,62 @@ void ForkChild() {
   g_session.store(nullptr, std::memory_order_release);
 }
 
+// Writer thread, every pass: on a hang, makes everything captured readable and has the report
+// built on a thread of its own (reading a long spool takes a while; the writer must go on
+// draining meanwhile). The job goes on whatever the report finds.
+// Coll/P2p tasks holding a slot (started, not completed), counted from the pools on the writer
+// thread so the callbacks keep no shared counter; |enough| stops the count early. A pool read here
+// cannot be freed meanwhile: the writer thread frees retired pools itself, and others only after
+// the grace period.
+int64_t TasksInFlight(Session* s, int64_t enough) {
+  int64_t n = 0;
+  for (uint32_t i = 1; i < kMaxContexts && n < enough; ++i) {
+    Context* ctx = ContextAt(s, i);
+    if (ctx == nullptr) continue;
+    for (Kind kind : {Kind::kColl, Kind::kP2p}) {
+      EventPool* pool = ctx->pools[static_cast<int>(kind)].load(std::memory_order_acquire);
+      if (pool == nullptr) continue;
+      for (uint32_t k = 0; k < pool->size() && n < enough; ++k) {
+        const uint64_t w = pool->slot(k).state.load(std::memory_order_relaxed);
+        if ((w & SlotState::kLive) && SlotState::Holds(w) > 0) ++n;
+      }
+    }
+  }
+  return n;
+}
+
+void CheckForHang(Session* s) {
+  HangSighting sighting;
+  const uint64_t now_ns = NowMonotonicNs();
+  // While the last report is still being written the next check waits, so no hang goes unreported.
+  if (!s->watchdog.Due(now_ns) || s->hang_reporting.load(std::memory_order_acquire)) return;
+  if (!s->watchdog.Check(NowTicks(), now_ns, TasksInFlight(s, 1) > 0, &sighting)) return;
+  if (s->hang_reporter.joinable()) s->hang_reporter.join();
+  HangReportInput in;
+  in.spool_path = s->spool->DumpNow("hang");
+  in.report_path = s->trace_path + ".hang.json";
+  in.timeout_ns = s->config.hang_timeout_ns;
+  in.last_progress_monotonic_ns = sighting.last_progress_monotonic_ns;
+  in.in_flight = TasksInFlight(s, INT64_MAX);
+  in.detected_monotonic_ns = NowMonotonicNs();
+  in.detected_realtime_ns = NowRealtimeNs();
+  s->hang_reporting.store(true, std::memory_order_release);
+  try {
+    s->hang_reporter = std::thread([s, in] {
+      HangReportResult r = WriteHangReport(in);
+      if (r.ok) {
+        fputs(r.summary.c_str(), stderr);
+      } else {
+        fprintf(stderr, "katrace: a hang was detected but its report could not be written (%s)\n", r.message.c_str());
+      }
+      s->hang_reporting.store(false, std::memory_order_release);
+    });
+  } catch (const std::system_error&) {
+    s->hang_reporting.store(false, std::memory_order_release);
+    LogWarn("a hang was detected but no thread could be started to report it");
+  }
+}
+
 Session* StartSession(const InitArgs& a) {
   auto s = std::make_unique<Session>();
   std::vector<std::string> warnings;
@@ -510,6 +579,7 @@ Session* StartSession(const InitArgs& a) {
         const uint64_t now = NowMonotonicNs();
         FreeRetiredPools(raw, now - kRetireGraceNs);
         raw->triggers.Poll(now, raw->spool.get());
+        if (raw->watchdog_on) CheckForHang(raw);
       });
   spool::ProcessBody p{};
   int launcher_rank = -1;
@@ -519,6 +589,11 @@ Session* StartSession(const InitArgs& a) {
   p.base_monotonic_ns = s->base_monotonic_ns;
   p.clock_source = g_clock_source;
   p.mask = s->config_mask.load();
+  // Armed before the writer starts: its periodic hook reads it from then on.
+  if (s->config.hang_timeout_ns != 0) {
+    s->watchdog.Arm(s->config.hang_timeout_ns, NowTicks(), NowMonotonicNs());
+    s->watchdog_on = true;
+  }
   std::string note, error;
   s->spooling = s->spool->Start(s->trace_path, p, s->host, &note, &error);
   if (!note.empty()) LogWarn(note);
@@ -576,6 +651,8 @@ void RetireContext(Session* s, Context* ctx) {
 void CloseSession(Session* s) {
   if (s->spooling) s->spool->Close();
   s->triggers.Stop();
+  // The writer is gone, so no new report starts; one still reading the spool finishes first.
+  if (s->hang_reporter.joinable()) s->hang_reporter.join();
   if (!s->spooling) return;
   uint64_t dropped = 0;
   for (auto& d : s->counters.dropped) dropped += d.load();
@@ -867,6 +944,7 @@ ncclResult_t CoreStop(void* handle) {
   const bool recorded = ref.slot->recorded;
   const uint64_t id = ref.slot->id;
   const uint64_t nvtx_range = ref.slot->nvtx_range;
+  if (s->watchdog_on && StopMeansProgress(ref.fields.kind)) s->watchdog.NoteProgress(ticks);
   if (recorded) {
     spool::StopBody body{id, ticks};
     AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),

@@ -167,6 +167,7 @@ bool NetProxyOp::ProgressSend(void* context, EventIssuer* issuer, uint64_t gpu_n
     RecordStep(issuer, posted_, ncclProfilerProxyStepSendGPUWait);
     ++posted_;
     progressed = true;
+    if (held_) return progressed;
   }
   if (transmitted_ < posted_ && transmitted_ < done_ + kSteps &&
       (ignore_gpu || gpu_now_ns >= StepReadyNs(transmitted_))) {
@@ -202,6 +203,7 @@ bool NetProxyOp::ProgressRecv(void* context, EventIssuer* issuer, uint64_t gpu_n
     RecordStep(issuer, posted_, ncclProfilerProxyStepRecvWait);
     ++posted_;
     progressed = true;
+    if (held_) return progressed;
   }
   if (received_ < posted_ && (ignore_gpu || gpu_now_ns >= StepReadyNs(received_))) {
     StopNet(issuer, received_);  // inside test

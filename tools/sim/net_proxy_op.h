@@ -30,6 +30,16 @@ class NetProxyOp {
   bool Progress(void* context, EventIssuer* issuer, uint64_t gpu_now_ns, bool ignore_gpu_time);
 
   bool done() const { return done_ == work_.spec.num_steps && op_stopped_; }
+  const ProxyOpSpec& spec() const { return work_.spec; }
+  bool HasOpenStep() const { return posted_ > done_; }
+  // An injected hang gave up on this op (channel_hang.h): it counts as done, and its open
+  // ProxySteps and ProxyOp are never stopped.
+  // Progress stops right after posting a step: the op is about to freeze with that step open.
+  void Hold() { held_ = true; }
+  void Abandon() {
+    done_ = work_.spec.num_steps;
+    op_stopped_ = true;
+  }
   // Earliest GPU time at which Progress can move again; 0 when it can move now.
   uint64_t NextDeadlineNs() const;
 
@@ -59,6 +69,7 @@ class NetProxyOp {
   int transmitted_ = 0;  // send: isend posted; recv: flushed and handed to the GPU
   int done_ = 0;
   int peer_wait_retries_left_ = 0;
+  bool held_ = false;
   size_t trans_size_ = 0;  // NCCL's sub->transSize: last bytes moved, reported with every state
   void* step_handles_[kSteps] = {};
   void* net_handles_[kSteps] = {};

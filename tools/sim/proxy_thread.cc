@@ -26,7 +26,9 @@ constexpr uint64_t kHeldSleepNs = 20000;
 ProxyThread::ProxyThread(ProxyThreadConfig config)
     : config_(std::move(config)),
       issuer_(config_.api),
-      next_op_seed_(config_.seed * 0x100000001B3ull + static_cast<uint64_t>(config_.rank)) {}
+      next_op_seed_(config_.seed * 0x100000001B3ull + static_cast<uint64_t>(config_.rank)) {
+  if (config_.hang.enabled() && config_.hang.rank == config_.rank) hang_.emplace(config_.hang);
+}
 
 ProxyThread::~ProxyThread() {
   if (thread_.joinable()) StopAndJoin();
@@ -78,6 +80,72 @@ void ProxyThread::StopProxyCtrl(void* handle) {
   if (handle != nullptr) issuer_.Stop(ncclProfileProxyCtrl, handle);
 }
 
+bool ProxyThread::Frozen(const ActiveWork& work, const KernelChOp& op) const {
+  if (!hang_ || !hang_->stuck() || op.work.channel != hang_->channel()) return false;
+  // The stuck KernelCh starts and never stops; later ones on its channel wait behind it, in
+  // stream order.
+  if (&op == stuck_op_) return op.started;
+  return work.serial > stuck_work_->serial && !op.started;
+}
+
+bool ProxyThread::Frozen(const ActiveWork& work, const NetProxyOp& op) const {
+  // Only the stuck work's transfers with the waiting peer hold their posted steps (from the first
+  // one on): the sim models no data dependencies, so the proxy work of later operations goes on.
+  if (!hang_ || !hang_->stuck() || &work != stuck_work_ || !op.HasOpenStep()) return false;
+  const ProxyOpSpec& spec = op.spec();
+  return spec.channel == hang_->channel() && spec.is_send == stuck_is_send_ && spec.peer == stuck_peer_;
+}
+
+void ProxyThread::GetStuck(ActiveWork* work, KernelChOp* op) {
+  stuck_work_ = work;
+  stuck_op_ = op;
+  // The peer it waits on: its first send on the channel (a recv-only task: its first recv).
+  const ProxyOpSpec* towards = nullptr;
+  for (const NetProxyOp& net : work->net_ops) {
+    if (net.spec().channel != op->work.channel) continue;
+    if (towards == nullptr || (net.spec().is_send && !towards->is_send)) towards = &net.spec();
+  }
+  if (towards == nullptr) return;
+  stuck_peer_ = towards->peer;
+  stuck_is_send_ = towards->is_send;
+  stuck_step_bytes_ = towards->step_bytes;
+  for (NetProxyOp& net : work->net_ops) {
+    const ProxyOpSpec& spec = net.spec();
+    if (spec.channel == op->work.channel && spec.is_send == stuck_is_send_ && spec.peer == stuck_peer_) net.Hold();
+  }
+}
+
+void ProxyThread::StartStuckKernelStep(const KernelChOp& op, uint64_t gpu_now_ns) {
+  if ((op.work.mask & ncclProfileKernelStep) == 0 || stuck_peer_ < 0) return;
+  ncclProfilerEventDescr_v6_t descr;
+  std::memset(&descr, 0, sizeof(descr));
+  descr.type = ncclProfileKernelStep;
+  descr.parentObj = op.work.task_handle;
+  descr.kernelStep.channelId = static_cast<uint8_t>(op.work.channel);
+  descr.kernelStep.isSend = stuck_is_send_ ? 1 : 0;
+  descr.kernelStep.peer = static_cast<uint8_t>(stuck_peer_);
+  descr.kernelStep.step = 0;
+  descr.kernelStep.size = static_cast<uint32_t>(stuck_step_bytes_);
+  descr.kernelStep.startTs = gpu_now_ns;
+  descr.kernelStep.readyTs = gpu_now_ns;
+  issuer_.Start(config_.plugin_context, &stuck_step_, &descr);
+}
+
+void ProxyThread::ReleaseHang() {
+  if (stuck_op_ != nullptr) stuck_op_->completed = true;
+  if (stuck_work_ != nullptr) {
+    for (NetProxyOp& net : stuck_work_->net_ops) {
+      const ProxyOpSpec& spec = net.spec();
+      if (spec.channel == hang_->channel() && spec.is_send == stuck_is_send_ && spec.peer == stuck_peer_) net.Abandon();
+    }
+  }
+  stuck_work_ = nullptr;
+  stuck_op_ = nullptr;
+  NcclStyleLog(NCCL_LOG_WARN, NCCL_PROFILE, __FILE__, __LINE__,
+               "katrace-sim: rank %d channel %d: the injected hang ends (--hang-for); its events stay open",
+               config_.rank, hang_->channel());
+}
+
 bool ProxyThread::ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns) {
   // Start and stop are seen on different passes, as NCCL's drain continues after a start.
   if (!op->started) {
@@ -93,6 +161,7 @@ bool ProxyThread::ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns) {
       issuer_.Start(config_.plugin_context, &op->handle, &descr);
     }
     op->started = true;
+    if (op == stuck_op_) StartStuckKernelStep(*op, gpu_now_ns);
     return true;
   }
   if (op->completed) return false;
@@ -111,10 +180,13 @@ bool ProxyThread::ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns) {
 
 bool ProxyThread::ProgressActive(uint64_t gpu_now_ns) {
   bool progressed = false;
+  if (hang_ && hang_->ReleaseDue(EventIssuer::NowNs())) ReleaseHang();
   for (ActiveWork& work : active_) {
-    for (KernelChOp& op : work.kernel_chs) progressed |= ProgressKernelCh(&op, gpu_now_ns);
+    for (KernelChOp& op : work.kernel_chs) {
+      if (!Frozen(work, op)) progressed |= ProgressKernelCh(&op, gpu_now_ns);
+    }
     for (NetProxyOp& op : work.net_ops) {
-      if (op.done()) continue;
+      if (op.done() || Frozen(work, op)) continue;
       progressed |= op.Progress(config_.plugin_context, &issuer_, gpu_now_ns, config_.bench);
     }
   }
@@ -169,6 +241,7 @@ void ProxyThread::AppendWork(std::vector<std::unique_ptr<ProxyWork>>* works) {
   int appended = 0;
   for (std::unique_ptr<ProxyWork>& work : *works) {
     ActiveWork& active = active_.emplace_back();
+    active.serial = next_work_serial_++;
     for (const WorkRecord& record : work->works) work_counters_.Add(record);
     for (const KernelChWork& kernel_ch : work->kernel_chs) {
       active.kernel_chs.push_back(KernelChOp{kernel_ch});
@@ -178,6 +251,12 @@ void ProxyThread::AppendWork(std::vector<std::unique_ptr<ProxyWork>>* works) {
       active.net_ops.emplace_back(op_work, config_.rank, config_.nccl_quirks, next_op_seed_++);
       active.net_ops.back().Append(config_.plugin_context, &issuer_);
       ++appended;
+    }
+    // The hang is decided as the work is appended, so its transfers hold from their first step.
+    if (hang_) {
+      for (KernelChOp& op : active.kernel_chs) {
+        if (op.work.channel == hang_->channel() && hang_->StartsStuck(EventIssuer::NowNs())) GetStuck(&active, &op);
+      }
     }
   }
   RecordProxyCtrl(ctrl, ncclProfilerProxyCtrlAppendEnd, appended);
@@ -210,11 +289,12 @@ void ProxyThread::SleepUntilNextDeadline(uint64_t gpu_now_ns) {
   uint64_t deadline = UINT64_MAX;
   for (const ActiveWork& work : active_) {
     for (const KernelChOp& op : work.kernel_chs) {
+      if (Frozen(work, op)) continue;
       if (!op.started) deadline = std::min(deadline, op.work.gpu.start_ns);
       else if (!op.completed) deadline = std::min(deadline, op.work.gpu.stop_ns);
     }
     for (const NetProxyOp& op : work.net_ops) {
-      if (!op.done()) deadline = std::min(deadline, op.NextDeadlineNs());
+      if (!op.done() && !Frozen(work, op)) deadline = std::min(deadline, op.NextDeadlineNs());
     }
   }
   uint64_t wait_ns = 0;

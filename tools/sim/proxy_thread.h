@@ -12,9 +12,11 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "tools/sim/channel_hang.h"
 #include "tools/sim/event_issuer.h"
 #include "tools/sim/gpu_clock.h"
 #include "tools/sim/net_proxy_op.h"
@@ -34,6 +36,7 @@ struct ProxyThreadConfig {
   bool nccl_quirks = false;
   uint64_t seed = 1;
   size_t max_inflight_works = 32;  // Post blocks beyond this: the stream's depth
+  HangSpec hang;                   // applies when hang.rank is this rank
   std::vector<std::unique_ptr<ProxyPollHook>> hooks;
 };
 
@@ -61,6 +64,7 @@ class ProxyThread {
     bool completed = false;
   };
   struct ActiveWork {
+    uint64_t serial = 0;  // append order
     std::vector<KernelChOp> kernel_chs;
     std::vector<NetProxyOp> net_ops;
   };
@@ -68,6 +72,13 @@ class ProxyThread {
   void Run();
   bool ProgressActive(uint64_t gpu_now_ns);
   bool ProgressKernelCh(KernelChOp* op, uint64_t gpu_now_ns);
+  // The injected hang (channel_hang.h): what waits on the stuck channel, the KernelStep that
+  // stands for the stuck GPU work, and giving up on it all once the hold ran out.
+  bool Frozen(const ActiveWork& work, const KernelChOp& op) const;
+  bool Frozen(const ActiveWork& work, const NetProxyOp& op) const;
+  void GetStuck(ActiveWork* work, KernelChOp* op);
+  void StartStuckKernelStep(const KernelChOp& op, uint64_t gpu_now_ns);
+  void ReleaseHang();
   void RetireFinished();
   bool FetchPostedWork();  // false: stop was requested and nothing is left
   void AppendWork(std::vector<std::unique_ptr<ProxyWork>>* works);
@@ -89,6 +100,14 @@ class ProxyThread {
   WorkCounterMap work_counters_;
   std::list<ActiveWork> active_;
   uint64_t next_op_seed_;
+  std::optional<ChannelHang> hang_;
+  ActiveWork* stuck_work_ = nullptr;
+  KernelChOp* stuck_op_ = nullptr;
+  int stuck_peer_ = -1;
+  bool stuck_is_send_ = true;
+  size_t stuck_step_bytes_ = 0;
+  uint64_t next_work_serial_ = 0;
+  void* stuck_step_ = nullptr;  // never stopped
 
   std::mutex mutex_;
   std::condition_variable work_posted_;

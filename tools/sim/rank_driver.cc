@@ -70,6 +70,7 @@ void RankDriver::Initialize() {
   proxy_config.bench = config_.bench;
   proxy_config.nccl_quirks = config_.nccl_quirks;
   proxy_config.seed = config_.seed;
+  proxy_config.hang = config_.hang;
   if (config_.proxy_poll_hook_factory) {
     if (std::unique_ptr<ProxyPollHook> hook = config_.proxy_poll_hook_factory(rank_)) {
       proxy_config.hooks.push_back(std::move(hook));
@@ -94,7 +95,8 @@ std::unique_ptr<KernelStepRank> RankDriver::MakeKernelSteps() {
   // The plugin asked for KernelSteps in its init (the mask is shared, so it is read now, after
   // this rank's init) and can receive them: only the v6 table has the KernelStep descriptor.
   int mask = __atomic_load_n(activation_mask_, __ATOMIC_RELAXED);
-  if (!config_.kernel_steps.enabled || plugin_context_ == nullptr ||
+  // A hung rank's only KernelStep is the one its injected hang leaves open (channel_hang.h).
+  if (!config_.kernel_steps.enabled || plugin_context_ == nullptr || config_.hang.rank == rank_ ||
       api_->version() != AbiVersion::kV6 || (mask & ncclProfileKernelStep) == 0) {
     return nullptr;
   }

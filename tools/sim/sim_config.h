@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/sim/channel_hang.h"
 #include "tools/sim/collective_schedule.h"
 #include "tools/sim/gpu_clock.h"
 #include "tools/sim/profiler_api.h"
@@ -43,6 +44,7 @@ struct SimConfig {
   GpuClockModel gpu_clock;  // --gpu-clock, --gpu-jitter
   double bandwidth_gbytes_per_s = 20.0;  // emulated per-rank network bandwidth
   KernelStepConfig kernel_steps;
+  HangSpec hang;  // --hang, --hang-for; the hung rank runs without emulated KernelStep writers
   ProxyPollHookFactory proxy_poll_hook_factory;  // empty: no hook
 };
 

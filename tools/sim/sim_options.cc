@@ -53,6 +53,14 @@ constexpr const char kUsage[] =
     "  --ring-depth-log2 N\n"
     "                    slots per channel ring, as a power of two (1..20; default 14, lowered\n"
     "                    when all ranks' rings would pin more than 1 GiB)\n"
+    "  --hang RANK:CHANNEL:N\n"
+    "                    inject a hang: that rank's channel stops progressing after N operations\n"
+    "                    (its KernelCh, one KernelStep towards the channel's peer and that peer's\n"
+    "                    ProxySteps start and never stop; the rest goes on); the hung rank runs\n"
+    "                    without emulated KernelStep writers\n"
+    "  --hang-for DURATION\n"
+    "                    how long the hang lasts before the sim gives up on those events, leaving\n"
+    "                    them open, and finishes the run (default 10s; units ns, us, ms, s)\n"
     "  --quiet           print no report, and no katrace summary (sets KATRACE_SUMMARY=0\n"
     "                    unless it is already set)\n"
     "  --help            this text\n"
@@ -120,6 +128,27 @@ std::optional<long long> ParseInteger(const std::string& text) {
   long long value = std::strtoll(text.c_str(), &end, 0);
   if (errno != 0 || end == nullptr || *end != '\0') return std::nullopt;
   return value;
+}
+
+// --hang's RANK:CHANNEL:N; the bounds against --ranks and --channels are checked at the end.
+bool ParseHangSpec(const std::string& value, HangSpec* hang, std::string* error) {
+  const size_t a = value.find(':');
+  const size_t b = a == std::string::npos ? a : value.find(':', a + 1);
+  std::optional<long long> rank, channel, ops;
+  if (b != std::string::npos) {
+    rank = ParseInteger(value.substr(0, a));
+    channel = ParseInteger(value.substr(a + 1, b - a - 1));
+    ops = ParseInteger(value.substr(b + 1));
+  }
+  if (!rank || !channel || !ops || *rank < 0 || *channel < 0 || *ops < 0 || *rank >= kMaxRanks ||
+      *channel >= kMaxChannels || *ops > 1000000000) {
+    *error = "--hang: '" + value + "' is not RANK:CHANNEL:N (e.g. 1:2:10: rank 1, channel 2, after 10 operations)";
+    return false;
+  }
+  hang->rank = static_cast<int>(*rank);
+  hang->channel = static_cast<int>(*channel);
+  hang->after_ops = static_cast<uint64_t>(*ops);
+  return true;
 }
 
 bool ParseOps(const std::string& text, std::vector<OpKind>* ops, std::string* error) {
@@ -330,6 +359,16 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
         return ParseOutcome::kError;
       }
       config->kernel_steps.ring_depth_log2 = static_cast<uint32_t>(number);
+    } else if (arg == "--hang") {
+      if (!take_value(&value) || !ParseHangSpec(value, &config->hang, error)) return ParseOutcome::kError;
+    } else if (arg == "--hang-for") {
+      if (!take_value(&value)) return ParseOutcome::kError;
+      std::optional<int64_t> ns = ParseSignedDuration(value);
+      if (!ns || *ns <= 0 || value[0] == '-' || value[0] == '+') {
+        *error = "--hang-for: '" + value + "' is not a positive duration within an hour (e.g. 3s, 500ms)";
+        return ParseOutcome::kError;
+      }
+      config->hang.hold_ns = static_cast<uint64_t>(*ns);
     } else if (arg == "--graph") {
       if (!no_value()) return ParseOutcome::kError;
       config->graph = true;
@@ -346,6 +385,12 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
       *error = "unknown argument '" + std::string(argv[i]) + "' (see --help)";
       return ParseOutcome::kError;
     }
+  }
+  if (config->hang.enabled() && (config->hang.rank >= config->num_ranks || config->hang.channel >= config->num_channels)) {
+    *error = "--hang: rank " + std::to_string(config->hang.rank) + " channel " + std::to_string(config->hang.channel) +
+             " is outside the run (" + std::to_string(config->num_ranks) + " ranks, " +
+             std::to_string(config->num_channels) + " channels)";
+    return ParseOutcome::kError;
   }
   return ParseOutcome::kRun;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "tools/common/output_file.h"
+#include "tools/stats/hang_merge.h"
 #include "tools/stats/report_writer.h"
 #include "tools/stats/stats_collector.h"
 #include "tools/stats/stats_options.h"
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   const int parsed = ParseStatsOptions(argc, argv, &options);
   if (parsed < 0) return 0;
   if (parsed > 0) return parsed;
+  if (options.hang) return MergeHangReports(options.inputs, options.output);
   StatsState state(options);
   bool failed = false;
   for (const std::string& path : options.inputs) failed |= !CollectStats(path, options, &state);

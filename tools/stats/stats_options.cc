@@ -39,6 +39,9 @@ const char kStatsUsage[] =
     "                     1 + the highest rank or peer seen)\n"
     "  --arrival WHAT     straggler arrival: host (Coll start, default) or gpu (GPU start)\n"
     "  --sort-mem SIZE    memory for sorting arrivals across ranks (default 256M)\n"
+    "  --hang             the inputs are hang reports (<trace>.hang.json, KATRACE_HANG_TIMEOUT):\n"
+    "                     merge them into \"rank R waits on peer P on channel C since T\" lines,\n"
+    "                     oldest first, and a one-line verdict\n"
     "  -h, --help         this text\n"
     "\n"
     "exit status: 0 all files read, 1 some files unreadable or cut (the rest are summarised),\n"
@@ -90,6 +93,8 @@ int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
       } else {
         error = "--arrival takes host or gpu";
       }
+    } else if (arg == "--hang") {
+      options->hang = true;
     } else if (TakeOption(argc, argv, &i, "--sort-mem", &value, &ok)) {
       if (!ok) error = "--sort-mem needs a size";
       if (ok && ParseByteSize(value, &number, &error)) options->sort_memory_bytes = number;

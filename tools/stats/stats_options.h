@@ -22,6 +22,7 @@ struct StatsOptions {
   bool gpu_arrival = false;   // straggler arrival = GPU start instead of host Coll start
   size_t sort_memory_bytes = size_t{256} << 20;
   uint64_t progress_min_bytes = uint64_t{256} << 20;
+  bool hang = false;  // --hang: the inputs are hang reports (<trace>.hang.json), merged
   bool Wants(const char* report) const { return reports.empty() || reports.count(report) != 0; }
 };
 

@@ -1,0 +1,77 @@
+// The hang watchdog's bookkeeping (KATRACE_HANG_TIMEOUT): when the last event completed. Callbacks
+// feed it; the spool writer thread asks it every 20 ms whether the job hangs: work in flight (the
+// writer finds that out itself, from the pools' live Coll/P2p slots, so the callbacks keep no
+// counter) and no completion for the timeout. It says so once per hang; once completions resume,
+// or nothing is in flight, it is armed again.
+//
+// The progress time is kept coarsely so the hot path stays cheap: a completing callback reads one
+// shared word and writes it only when it moved by a millisecond or more, so the cache line is
+// written about a thousand times a second however fast events complete.
+#ifndef KATRACE_PLUGIN_CAPTURE_HANG_WATCHDOG_H_
+#define KATRACE_PLUGIN_CAPTURE_HANG_WATCHDOG_H_
+
+#include <stdint.h>
+
+#include <atomic>
+
+#include "katrace/event_kinds.h"
+
+namespace katrace {
+
+// Kinds whose stop means the job moved on: work on the proxy or the GPU. A Coll/P2p stop only says
+// "enqueued", API and Group events are the application's side, and an idle proxy keeps reporting
+// ProxyCtrl events, so none of those count.
+inline bool StopMeansProgress(Kind kind) {
+  switch (kind) {
+    case Kind::kProxyOp:
+    case Kind::kProxyStep:
+    case Kind::kKernelCh:
+    case Kind::kKernelStep:
+    case Kind::kNetPlugin:
+    case Kind::kCeColl:
+    case Kind::kCeBatch: return true;
+    default: return false;
+  }
+}
+
+// What the watchdog saw when it fired.
+struct HangSighting {
+  uint64_t last_progress_monotonic_ns = 0;  // the last completion, to within the coarse step
+  uint64_t detected_monotonic_ns = 0;
+};
+
+class HangWatchdog {
+ public:
+  // |now_ticks| and |now_monotonic_ns| are one reading of both clocks.
+  void Arm(uint64_t timeout_ns, uint64_t now_ticks, uint64_t now_monotonic_ns);
+
+  // Hot path: an event whose stop counts as progress stopped at |ticks|.
+  void NoteProgress(uint64_t ticks) {
+    const uint64_t last = last_progress_ticks_.load(std::memory_order_relaxed);
+    if (static_cast<int64_t>(ticks - last) >= static_cast<int64_t>(step_ticks_.load(std::memory_order_relaxed))) {
+      last_progress_ticks_.store(ticks, std::memory_order_relaxed);
+    }
+  }
+  // Writer thread: whether a check is due (every 20 ms); the caller then looks for work in flight.
+  bool Due(uint64_t now_monotonic_ns) const { return timeout_ns_ != 0 && now_monotonic_ns >= next_check_ns_; }
+  // Writer thread: true once per hang, with what it saw. While nothing is in flight the clock
+  // restarts at every check: the idle time before work arrives is no hang.
+  bool Check(uint64_t now_ticks, uint64_t now_monotonic_ns, bool work_in_flight, HangSighting* sighting);
+
+ private:
+  uint64_t TicksToNs(uint64_t ticks) const;
+
+  std::atomic<uint64_t> last_progress_ticks_{0};
+  std::atomic<uint64_t> step_ticks_{1000000};  // about 1 ms; refined once the tick rate is known
+  // Writer thread only.
+  uint64_t timeout_ns_ = 0;
+  uint64_t origin_ticks_ = 0, origin_ns_ = 0;  // tick rate: measured against this first reading
+  double ns_per_tick_ = 1.0;
+  uint64_t next_check_ns_ = 0;
+  bool fired_ = false;
+  uint64_t fired_progress_ticks_ = 0;
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_CAPTURE_HANG_WATCHDOG_H_
