@@ -146,7 +146,7 @@ TEST_F(HangTest, ReportNamesTheOpenChannelStepAndPeerOnly) {
   EXPECT_EQ(r["communicators"][0]["oldest_in_flight"]["seq"], 2) << "the first hung collective is still the oldest";
   v6().finalize(c.ctx);
   // The job went on: the trace is built at the end as usual, the hung events in it incomplete.
-  nlohmann::json trace = LoadTrace(trace_path_);
+  nlohmann::json trace = ExpectValidTrace(trace_path_);
   EXPECT_GE(Footer(trace)["incomplete"].get<int64_t>(), 4) << "the hung Coll, KernelCh, KernelStep, ProxyStep";
 }
 

@@ -104,7 +104,10 @@ std::vector<std::string> ValidateTrace(const nlohmann::json& trace) {
       if ((cat == "Coll" || cat == "P2p") && args.contains("gpu_start")) {
         gpu_extent[{track.first, args["id"].get<uint64_t>()}] = {Ns(args["gpu_start"]), Ns(args["gpu_end"])};
       }
-      if ((cat == "KernelCh" || cat == "KernelStep") && args.contains("parent") && !args.value("host_timed", false)) {
+      // As katrace-check: a GPU child that never stopped (incomplete) has no end to check, and a
+      // late one belongs to work its parent had already retired.
+      if ((cat == "KernelCh" || cat == "KernelStep") && args.contains("parent") && !args.value("host_timed", false) &&
+          !args.value("incomplete", false) && !args.value("late", false)) {
         gpu_children.push_back({i, {track.first, args["parent"].get<uint64_t>()}});
       }
     } else if (ph == "s") {
