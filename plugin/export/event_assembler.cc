@@ -214,7 +214,11 @@ void EventAssembler::OnStart(const MergedRecord& r) {
       }
     } else {
       Kind parent_kind;
-      if (done_.Find(sb.parent_id, &parent_kind)) e.parent_id = sb.parent_id;
+      if (done_.Find(sb.parent_id, &parent_kind)) {
+        e.parent_id = sb.parent_id;
+      } else {
+        ++counts_.unknown_parents;
+      }
     }
   }
   if (f & spool::kStartLateChild) {

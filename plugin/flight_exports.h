@@ -1,0 +1,47 @@
+// Flight recorder dumps become traces off the writer thread: a dump is queued here and exported
+// by one background thread, one at a time, like any spool (the spool is kept when the export
+// fails, or with KATRACE_KEEP_SPOOL=1). The writer thread only queues, so capture goes on while
+// a dump is being exported.
+#ifndef KATRACE_PLUGIN_FLIGHT_EXPORTS_H_
+#define KATRACE_PLUGIN_FLIGHT_EXPORTS_H_
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "plugin/config.h"
+
+namespace katrace {
+
+// Exports |spool| to |trace| now, on this thread, and says what became of it in one stderr line.
+void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config);
+
+class FlightExports {
+ public:
+  explicit FlightExports(const Config& config) : config_(config) {}
+  ~FlightExports() { Drain(); }
+  FlightExports(const FlightExports&) = delete;
+  FlightExports& operator=(const FlightExports&) = delete;
+
+  // Any thread; never waits for an export. With KATRACE_EXPORT=off the dump is only announced.
+  void Submit(const std::string& spool, const std::string& trace);
+  // Waits until every queued dump is exported, then stops the thread.
+  void Drain();
+
+ private:
+  void Run();
+
+  const Config config_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::string, std::string>> queue_;  // under mu_
+  bool stopping_ = false;                                  // under mu_
+  std::thread thread_;                                     // started by the first Submit
+};
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_FLIGHT_EXPORTS_H_
