@@ -1,0 +1,155 @@
+// FlightRecorder suite: KATRACE_MODE=flight through the real .so, each run in a process of its
+// own (test/fixtures/flight_driver): nothing reaches the disk while the session runs, the dump
+// at exit holds the newest collectives and passes every check even after eviction, a fatal
+// signal leaves a crash spool that katrace-export turns into a trace while the process still dies
+// of that signal, and the handlers are installed only when asked and put back afterwards.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test/support/plugin_test.h"
+#include "test/support/subprocess.h"
+
+namespace katrace_test {
+namespace {
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+std::set<uint64_t> CollSeqs(const nlohmann::json& trace) {
+  std::set<uint64_t> seqs;
+  for (const auto& e : Slices(trace, "Coll")) seqs.insert(e["args"]["seq"].get<uint64_t>());
+  return seqs;
+}
+
+std::set<std::string> CommNames(const nlohmann::json& trace) {
+  std::set<std::string> names;
+  for (const auto& c : Footer(trace)["communicators"]) names.insert(c["name"].get<std::string>());
+  return names;
+}
+
+class FlightRecorderTest : public PluginTest {
+ protected:
+  void SetUp() override {
+    PluginTest::SetUp();
+    out_ = dir_ + "/out";
+    mkdir(out_.c_str(), 0755);
+  }
+
+  ProcessOutput Drive(long colls, const std::string& end, std::vector<std::string> env) {
+    env.push_back("KATRACE_OUTPUT=" + out_ + "/trace.json");
+    env.push_back("KATRACE_SUMMARY=0");
+    env.push_back("KATRACE_MODE=flight");
+    return RunProcess(BuildPath("test/flight_driver"), {PluginPath(), "run", std::to_string(colls), out_, end}, env,
+                      dir_);
+  }
+
+  // The newest collectives are there, as one unbroken run ending with the last one.
+  void ExpectNewestCollectives(const nlohmann::json& t, long colls, bool evicted) {
+    std::set<uint64_t> seqs = CollSeqs(t);
+    ASSERT_FALSE(seqs.empty());
+    EXPECT_EQ(*seqs.rbegin(), static_cast<uint64_t>(colls - 1)) << "the last collective is in the dump";
+    uint64_t first = *seqs.begin();
+    EXPECT_EQ(seqs.size(), colls - first) << "no gap from the oldest kept to the newest";
+    if (evicted) {
+      EXPECT_GT(first, 0u) << "the oldest collectives were evicted";
+    }
+    EXPECT_EQ(CommNames(t), (std::set<std::string>{"world", "pipeline"})) << "both communicators are named";
+  }
+
+  void ExpectCrashDump(const std::string& end, int sig) {
+    const long colls = static_cast<long>(TestScaled(20000, 2000));
+    ProcessOutput r = Drive(colls, end, {"KATRACE_FLIGHT_MB=1"});
+    EXPECT_EQ(r.exit_code, 128 + sig) << "the signal proceeds: " << r.err;
+    std::string spool = out_ + "/trace.crash.json.kspool";
+    ASSERT_TRUE(Exists(spool)) << r.err;
+    EXPECT_NE(r.err.find("katrace-export " + spool), std::string::npos) << "says how to build the trace: " << r.err;
+    ProcessOutput x = RunProcess(ToolPath("katrace-export"), {spool, "--quiet"}, {}, dir_);
+    ASSERT_EQ(x.exit_code, 0) << x.out << x.err;
+    std::string trace = out_ + "/trace.crash.json";
+    ASSERT_TRUE(Exists(trace)) << "the crash spool names its own trace: " << x.out << x.err;
+    ASSERT_TRUE(Exists(out_ + "/trace.json") == false) << "the run's own trace name is left alone";
+    nlohmann::json t = ExpectValidTrace(trace);
+    ExpectNewestCollectives(t, colls, true);
+    const nlohmann::json& flight = Footer(t)["spool"]["flight"];
+    ASSERT_TRUE(flight.is_object());
+    EXPECT_EQ(flight["signal"].get<int>(), sig);
+    EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
+  }
+
+  std::string out_;
+};
+
+TEST_F(FlightRecorderTest, NothingIsWrittenWhileTheSessionRunsNorAtItsEnd) {
+  ProcessOutput r = Drive(2000, "finalize", {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("files_in_dir 0"), std::string::npos) << "no spool while it runs: " << r.out;
+  EXPECT_EQ(RunProcess("/bin/ls", {"-A", out_}, {}, dir_).out, "") << "nothing at the end either";
+  EXPECT_NE(r.err.find("nothing written"), std::string::npos) << "and it says so: " << r.err;
+  EXPECT_NE(r.err.find("KATRACE_FLIGHT_AT_EXIT=1"), std::string::npos) << r.err;
+}
+
+TEST_F(FlightRecorderTest, TheDumpAtExitHoldsTheNewestCollectivesAfterEviction) {
+  const long colls = static_cast<long>(TestScaled(60000, 6000));
+  ProcessOutput r = Drive(colls, "finalize", {"KATRACE_FLIGHT_MB=1", "KATRACE_FLIGHT_AT_EXIT=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("files_in_dir 0"), std::string::npos) << "no spool while it runs: " << r.out;
+  std::string trace = out_ + "/trace.flight-1.json";
+  ASSERT_TRUE(Exists(trace)) << r.err;
+  EXPECT_FALSE(Exists(trace + ".kspool")) << "the dump's spool goes once exported";
+  EXPECT_NE(r.err.find("flight recorder trace " + trace), std::string::npos) << r.err;
+  nlohmann::json t = ExpectValidTrace(trace);
+  ExpectNewestCollectives(t, colls, true);
+  const nlohmann::json& flight = Footer(t)["spool"]["flight"];
+  ASSERT_TRUE(flight.is_object()) << "the footer says it is a flight dump";
+  EXPECT_EQ(flight["reason"].get<std::string>(), "exit");
+  EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
+  EXPECT_EQ(flight["sticky_dropped"].get<uint64_t>(), 0u);
+  // Nothing is lost: what the ring let go is counted as such, not as drops.
+  for (const auto& d : Footer(t)["drops"].items()) EXPECT_EQ(d.value().get<uint64_t>(), 0u) << d.key();
+}
+
+TEST_F(FlightRecorderTest, AJobThatExitsWithoutFinalizeIsDumpedToo) {
+  ProcessOutput r = Drive(3000, "exit", {"KATRACE_FLIGHT_AT_EXIT=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json t = ExpectValidTrace(out_ + "/trace.flight-1.json");
+  ExpectNewestCollectives(t, 3000, false);
+  EXPECT_EQ(CollSeqs(t).size(), 3000u) << "a ring large enough keeps the whole run";
+}
+
+TEST_F(FlightRecorderTest, RaisedSigsegvLeavesACrashSpoolAndStillKills) { ExpectCrashDump("segv", SIGSEGV); }
+
+TEST_F(FlightRecorderTest, ARealFaultLeavesACrashSpoolAndStillKills) { ExpectCrashDump("fault", SIGSEGV); }
+
+TEST_F(FlightRecorderTest, AbortLeavesACrashSpoolAndStillKills) { ExpectCrashDump("abort", SIGABRT); }
+
+TEST_F(FlightRecorderTest, CrashHandlersAreInstalledOnlyInFlightModeAndPutBack) {
+  auto handlers = [&](std::vector<std::string> env) {
+    env.push_back("KATRACE_OUTPUT=" + out_ + "/trace.json");
+    env.push_back("KATRACE_SUMMARY=0");
+    ProcessOutput r = RunProcess(BuildPath("test/flight_driver"), {PluginPath(), "handlers"}, env, dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  std::string flight = handlers({"KATRACE_MODE=flight"});
+  EXPECT_NE(flight.find("during SEGV=other BUS=other ABRT=other"), std::string::npos) << flight;
+  EXPECT_NE(flight.find("after SEGV=default BUS=default ABRT=default"), std::string::npos) << "put back: " << flight;
+  std::string off = handlers({"KATRACE_MODE=flight", "KATRACE_FLIGHT_ON_CRASH=0"});
+  EXPECT_NE(off.find("during SEGV=default BUS=default ABRT=default"), std::string::npos) << off;
+  std::string trace_mode = handlers({});
+  EXPECT_NE(trace_mode.find("during SEGV=default BUS=default ABRT=default"), std::string::npos) << trace_mode;
+}
+
+TEST_F(FlightRecorderTest, WithoutCrashDumpsAFatalSignalLeavesNothing) {
+  ProcessOutput r = Drive(2000, "segv", {"KATRACE_FLIGHT_ON_CRASH=0"});
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+  EXPECT_EQ(RunProcess("/bin/ls", {"-A", out_}, {}, dir_).out, "");
+}
+
+}  // namespace
+}  // namespace katrace_test
