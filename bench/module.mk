@@ -19,3 +19,9 @@ $(BUILD)/bench/export_bench: $(BUILD)/obj/bench/export_bench.o $(BUILD)/obj/test
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(EXPORT_LIB_LIBS)
 BENCH_BINS += $(BUILD)/bench/export_bench
+
+# The flight recorder's resident memory in a sustained run (KATRACE_MODE=flight).
+$(BUILD)/bench/flight_rss_bench: $(BUILD)/obj/bench/flight_rss_bench.o | $(PLUGIN_SO)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+BENCH_BINS += $(BUILD)/bench/flight_rss_bench

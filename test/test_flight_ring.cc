@@ -1,4 +1,4 @@
-// FlightRing suite: the flight recorder's memory driven directly. Blocks are evicted oldest first
+// FlightRing suite (in build/test/test_flight): the flight recorder's memory driven directly. Blocks are evicted oldest first
 // and by descriptor count, the sticky records of evicted blocks (and only those) come back in a
 // dump, everything stays within the budget, a full sticky area is counted, and a frozen ring
 // refuses blocks. Every dump is read back with the exporter's own spool reader.
