@@ -9,7 +9,7 @@
 
 namespace katrace {
 
-void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config) {
+void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config, bool with_summary) {
   if (!config.export_trace) {
     fprintf(stderr, "katrace: flight recorder dump kept in %s (KATRACE_EXPORT=off); build the trace with: katrace-export %s\n",
             spool.c_str(), spool.c_str());
@@ -18,8 +18,8 @@ void ExportFlightDump(const std::string& spool, const std::string& trace, const 
   ExportOptions options;
   options.output = trace;
   options.gzip = config.gzip;
-  // The run's summary tables are for the run's own trace; a dump gets its one-line report.
-  options.summary = false;
+  options.summary = with_summary && config.summary;
+  if (options.summary) options.summary_path = config.summary_path;
   options.progress = false;
   ExportReport report = ExportSpool(spool, options);
   if (report.ok && !config.keep_spool) unlink(spool.c_str());
@@ -59,7 +59,7 @@ void FlightExports::Run() {
     std::pair<std::string, std::string> job = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    ExportFlightDump(job.first, job.second, config_);
+    ExportFlightDump(job.first, job.second, config_, false);
     lock.lock();
   }
 }

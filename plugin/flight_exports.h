@@ -17,7 +17,9 @@
 namespace katrace {
 
 // Exports |spool| to |trace| now, on this thread, and says what became of it in one stderr line.
-void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config);
+// |with_summary|: the dump at the end stands for the run, so it gets the run's summary tables
+// (KATRACE_SUMMARY); a dump while the job runs gets only its line.
+void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config, bool with_summary);
 
 class FlightExports {
  public:

@@ -586,7 +586,7 @@ void CloseFlightSession(Session* s) {
             static_cast<unsigned long long>(st.held_blocks), static_cast<double>(st.held_bytes) / (1 << 20));
     return;
   }
-  ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config);
+  ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true);
 }
 
 // Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says

@@ -4,6 +4,7 @@
 // signal leaves a crash spool that katrace-export turns into a trace while the process still dies
 // of that signal, and the handlers are installed only when asked and put back afterwards.
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,13 +20,17 @@
 namespace katrace_test {
 namespace {
 
-// Sanitizer runtimes own SIGSEGV (and report it themselves), so crash dumps are tested in plain
-// builds; everything else runs under the sanitizers too.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+// A sanitizer runtime handles fatal signals itself; the crash tests tell it to leave them to the
+// application, as a plain process would.
+std::vector<std::string> LeaveFatalSignalsAlone() {
+  std::vector<std::string> env;
+  for (const char* var : {"TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
+    const char* now = getenv(var);
+    std::string value = now != nullptr && *now != '\0' ? std::string(now) + ":" : "";
+    env.push_back(std::string(var) + "=" + value + "handle_segv=0:handle_sigbus=0:handle_abort=0");
+  }
+  return env;
+}
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
@@ -71,9 +76,10 @@ class FlightRecorderTest : public PluginTest {
   }
 
   void ExpectCrashDump(const std::string& end, int sig) {
-    if (kSanitized) GTEST_SKIP() << "a sanitizer runtime handles fatal signals itself";
     const long colls = static_cast<long>(TestScaled(20000, 20000));
-    ProcessOutput r = Drive(colls, end, {"KATRACE_FLIGHT_MB=1"});
+    std::vector<std::string> env = LeaveFatalSignalsAlone();
+    env.push_back("KATRACE_FLIGHT_MB=1");
+    ProcessOutput r = Drive(colls, end, env);
     EXPECT_EQ(r.exit_code, 128 + sig) << "the signal proceeds: " << r.err;
     std::string spool = out_ + "/trace.crash.json.kspool";
     ASSERT_TRUE(Exists(spool)) << r.err;
@@ -155,8 +161,9 @@ TEST_F(FlightRecorderTest, CrashHandlersAreInstalledOnlyInFlightModeAndPutBack) 
 }
 
 TEST_F(FlightRecorderTest, WithoutCrashDumpsAFatalSignalLeavesNothing) {
-  if (kSanitized) GTEST_SKIP() << "a sanitizer runtime handles fatal signals itself";
-  ProcessOutput r = Drive(2000, "segv", {"KATRACE_FLIGHT_ON_CRASH=0"});
+  std::vector<std::string> env = LeaveFatalSignalsAlone();
+  env.push_back("KATRACE_FLIGHT_ON_CRASH=0");
+  ProcessOutput r = Drive(2000, "segv", env);
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
   EXPECT_EQ(RunProcess("/bin/ls", {"-A", out_}, {}, dir_).out, "");
 }
