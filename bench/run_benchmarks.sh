@@ -50,3 +50,10 @@ echo "## KernelStep drain"
 echo
 echo "## Trace tools on 64 rank files"
 bench/tools_bench.sh "$build"
+
+echo
+echo "## The flight recorder's resident memory, sustained (KATRACE_FLIGHT_MB=64, 20 s; three runs)"
+for run in 1 2 3; do
+  KATRACE_FLIGHT_MB=64 KATRACE_OUTPUT="$out/flight.json" KATRACE_SUMMARY=0 \
+    "$build/bench/flight_rss_bench" "$plugin" 20 2>&1
+done

@@ -581,9 +581,10 @@ void CloseFlightSession(Session* s) {
     FlightRingStats st = s->spool->flight_stats();
     if (s->config.flight_dump_at_exit) return;  // the failed dump was reported
     fprintf(stderr,
-            "katrace: flight recorder: the session ended with %llu blocks (%.1f MiB) in memory, nothing written "
-            "(KATRACE_FLIGHT_AT_EXIT=1 writes them at exit)\n",
-            static_cast<unsigned long long>(st.held_blocks), static_cast<double>(st.held_bytes) / (1 << 20));
+            "katrace: flight recorder: the session ended with %llu blocks (%.1f MiB) in memory, %llu older ones "
+            "evicted; nothing written (KATRACE_FLIGHT_AT_EXIT=1 writes them at exit)\n",
+            static_cast<unsigned long long>(st.held_blocks), static_cast<double>(st.held_bytes) / (1 << 20),
+            static_cast<unsigned long long>(st.evicted_blocks));
     return;
   }
   ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true);

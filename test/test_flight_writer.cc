@@ -1,7 +1,8 @@
 // FlightWriter suite: the spool writer in flight mode, driven directly. DumpNow on the writer
 // thread (where the control file and the hang watchdog call it) writes a numbered dump that
 // names its own trace, hands it to the dump listener, keeps recording afterwards, and its spool
-// exports to a trace with the records captured before it; no file exists before the dump.
+// exports to a trace with the records captured before it; no file exists before the dump. The
+// background exports (FlightExports) build each dump's trace and keep a spool that fails.
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "plugin/capture/record_appender.h"
 #include "plugin/capture/spool_writer.h"
 #include "plugin/export/exporter.h"
+#include "plugin/flight_exports.h"
 
 namespace katrace {
 namespace {
@@ -157,6 +159,51 @@ TEST_F(FlightWriterTest, CloseDumpsWhenAskedAndTheFileModeIsUntouched) {
   ASSERT_TRUE(plain.Start(dir_ + "/plain.json", process, "host", &note, &error)) << error;
   EXPECT_EQ(Entries(dir_), 2) << "a spool file from the start";
   plain.Close();
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+TEST_F(FlightWriterTest, DumpsAreExportedInTheBackgroundAndAFailedOneIsKept) {
+  Config config;
+  config.summary = false;
+  FlightExports exports(config);
+  std::atomic<int> dump_requests{2};
+  SpoolWriter* self = nullptr;
+  SpoolWriterOptions options;
+  options.flight = true;
+  options.flight_bytes = 1u << 20;
+  options.flight_dump_on_crash = false;
+  SpoolWriter writer(options, [](spool::CountersBody*) {}, [&] {
+    if (dump_requests.load() > 0) {
+      dump_requests.fetch_sub(1);
+      self->DumpNow("test request");
+    }
+  });
+  self = &writer;
+  writer.SetDumpListener([&](const std::string& spool, const std::string& trace) { exports.Submit(spool, trace); });
+  spool::ProcessBody process{};
+  process.os_pid = getpid();
+  std::string note, error;
+  ASSERT_TRUE(writer.Start(dir_ + "/run.json", process, "host", &note, &error)) << error;
+  for (int i = 0; i < 200 && dump_requests.load() != 0; ++i) usleep(10 * 1000);
+  writer.Close();
+  // A spool that is not one: its export fails, and it stays for katrace-export.
+  const std::string bogus = dir_ + "/bogus.flight-9.json.kspool";
+  FILE* f = fopen(bogus.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("not a spool", f);
+  fclose(f);
+  exports.Submit(bogus, dir_ + "/bogus.flight-9.json");
+  exports.Drain();
+  EXPECT_TRUE(Exists(dir_ + "/run.flight-1.json"));
+  EXPECT_TRUE(Exists(dir_ + "/run.flight-2.json"));
+  EXPECT_FALSE(Exists(dir_ + "/run.flight-1.json.kspool")) << "an exported dump's spool goes";
+  EXPECT_FALSE(Exists(dir_ + "/run.flight-2.json.kspool"));
+  EXPECT_TRUE(Exists(bogus)) << "a spool that failed to export is kept";
+  EXPECT_FALSE(Exists(dir_ + "/bogus.flight-9.json"));
+  exports.Submit(bogus, dir_ + "/late.json");  // after Drain: refused, nothing started
+  exports.Drain();
+  EXPECT_FALSE(Exists(dir_ + "/late.json"));
 }
 
 }  // namespace

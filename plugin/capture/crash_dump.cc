@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,8 +68,7 @@ void OnFatalSignal(int sig, siginfo_t*, void*) {
   if (a != nullptr && i >= 0) {
     int idle = 0;
     if (g_dump_state.compare_exchange_strong(idle, 1)) {
-      uint32_t self = static_cast<uint32_t>(syscall(SYS_gettid));
-      a->setup.frozen_ring->Freeze(self, a->setup.writer_tid);
+      a->setup.frozen_ring->Freeze();
       WriteSpoolFrom(a, sig);
       a->setup.frozen_ring->Thaw();
       g_dump_state.store(2);

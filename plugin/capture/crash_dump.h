@@ -27,7 +27,7 @@ struct CrashDumpSetup {
   std::vector<uint8_t> lead;
   size_t flight_body_offset = 0;
   uint64_t os_pid = 0;
-  uint32_t writer_tid = 0;
+  uint32_t writer_tid = 0;  // names the thread of the lead block
 };
 
 // Installs the handlers (once per process at a time). False with |*error| when sigaction fails.

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,10 +99,10 @@ void FlightRing::KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t num
 
 void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payload_crc, const uint8_t* raw,
                      uint32_t raw_bytes) {
-  busy_.store(true, std::memory_order_seq_cst);
+  adding_tid_.store(static_cast<uint32_t>(syscall(SYS_gettid)), std::memory_order_seq_cst);
   if (frozen_.load(std::memory_order_seq_cst)) {
     refused_blocks_.fetch_add(1, std::memory_order_relaxed);
-    busy_.store(false, std::memory_order_seq_cst);
+    adding_tid_.store(0, std::memory_order_seq_cst);
     return;
   }
   const uint64_t number = next_number_++;
@@ -110,7 +111,7 @@ void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payloa
   if (frame_bytes > cap) {
     // Never held, and its sticky records were kept: from here on it reads as evicted.
     refused_blocks_.fetch_add(1, std::memory_order_relaxed);
-    busy_.store(false, std::memory_order_seq_cst);
+    adding_tid_.store(0, std::memory_order_seq_cst);
     return;
   }
   uint64_t pos = write_pos_;
@@ -129,7 +130,7 @@ void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payloa
   slots_[end % plan_.max_blocks] = Slot{pos, number, frame_bytes, payload_crc, raw_bytes, 0};
   end_.store(end + 1, std::memory_order_release);
   write_pos_ = pos + frame_bytes;
-  busy_.store(false, std::memory_order_seq_cst);
+  adding_tid_.store(0, std::memory_order_seq_cst);
 }
 
 uint64_t FlightRing::StickyPrefix(uint64_t oldest_held) const {
@@ -185,10 +186,12 @@ bool FlightRing::WriteSpool(int fd, uint64_t os_pid, uint32_t tid, const uint8_t
   return tail_bytes == 0 || WriteRawBlock(fd, 0, tid, number, tail, tail_bytes);
 }
 
-void FlightRing::Freeze(uint32_t caller_tid, uint32_t writer_tid) {
+void FlightRing::Freeze() {
   frozen_.store(true, std::memory_order_seq_cst);
-  if (caller_tid == writer_tid) return;
-  for (int i = 0; i < 100 && busy_.load(std::memory_order_seq_cst); ++i) {
+  const uint32_t self = static_cast<uint32_t>(syscall(SYS_gettid));
+  for (int i = 0; i < 100; ++i) {
+    uint32_t adding = adding_tid_.load(std::memory_order_seq_cst);
+    if (adding == 0 || adding == self) break;
     timespec ms{0, 1000 * 1000};
     nanosleep(&ms, nullptr);
   }

@@ -59,8 +59,9 @@ class FlightRing {
                   uint32_t tail_bytes) const;
 
   // Async-signal-safe. Stops Add (its blocks are refused and counted) and waits up to about
-  // 100 ms for an Add in progress, unless the caller is the writer itself (|writer_tid|).
-  void Freeze(uint32_t caller_tid, uint32_t writer_tid);
+  // 100 ms for an Add in progress on another thread (one on the calling thread, which the
+  // signal interrupted, cannot finish: its block is then left out by its CRC).
+  void Freeze();
   void Thaw();
 
   // Consistent on the writer thread, or while frozen.
@@ -98,7 +99,7 @@ class FlightRing {
   bool first_clock_kept_ = false;
   std::atomic<uint64_t> evicted_blocks_{0}, evicted_raw_bytes_{0}, refused_blocks_{0}, sticky_dropped_{0};
   std::atomic<bool> frozen_{false};
-  std::atomic<bool> busy_{false};
+  std::atomic<uint32_t> adding_tid_{0};  // the thread inside Add, 0 when none
 };
 
 }  // namespace katrace

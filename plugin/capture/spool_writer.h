@@ -3,7 +3,8 @@
 // buffer with anything in it at least every 100 ms, so a hung job's last events reach the disk.
 // Each 100 ms it also writes a host clock calibration pair and the loss counters. Memory is
 // bounded by the buffer budget: at most budget / buffer size buffers exist; the buffer of a thread
-// that exited is drained and handed to the next new thread.
+// that exited is drained and handed to the next new thread. In flight mode the same blocks go to
+// a FlightRing in memory instead of the file, and only dumps reach the disk.
 #ifndef KATRACE_PLUGIN_CAPTURE_SPOOL_WRITER_H_
 #define KATRACE_PLUGIN_CAPTURE_SPOOL_WRITER_H_
 
