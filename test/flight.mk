@@ -14,4 +14,4 @@ TEST_BINS += $(BUILD)/test/test_flight
 $(BUILD)/test/flight_driver: $(BUILD)/obj/test/fixtures/flight_driver.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
-$(BUILD)/test/test_plugin: | $(BUILD)/test/flight_driver
+$(BUILD)/test/test_plugin: | $(BUILD)/test/flight_driver $(SIM_BIN)
