@@ -23,8 +23,9 @@ namespace {
 
 using spool::RecordType;
 
-// Appends one record of |type| with |body_bytes| of body (its first 8 bytes: |tag|).
-void AddRecord(std::vector<uint8_t>* raw, RecordType type, uint64_t tag, size_t body_bytes = 8) {
+// Appends one record of |type| with |body_bytes| of body: its first 8 bytes |tag| (an event's id),
+// the next 8 |ticks| when the body has room (where a State's or Stop's ticks are).
+void AddRecord(std::vector<uint8_t>* raw, RecordType type, uint64_t tag, size_t body_bytes = 8, uint64_t ticks = 0) {
   uint16_t size = spool::RecordSize(body_bytes);
   size_t at = raw->size();
   raw->resize(at + size, 0);
@@ -33,6 +34,7 @@ void AddRecord(std::vector<uint8_t>* raw, RecordType type, uint64_t tag, size_t 
   h.size = size;
   memcpy(raw->data() + at, &h, sizeof(h));
   memcpy(raw->data() + at + sizeof(h), &tag, sizeof(tag));
+  if (body_bytes >= 16) memcpy(raw->data() + at + sizeof(h) + 8, &ticks, sizeof(ticks));
 }
 
 struct ReadRecord {
@@ -41,10 +43,10 @@ struct ReadRecord {
   uint32_t stream;
 };
 
-// A block of Stop-like event records tagged |tag| (|bytes| in all), plus |extra| records.
+// A block of Stop records tagged |tag| (|bytes| in all), at ticks 1e9 * tag + 1, + 2, ...
 std::vector<uint8_t> EventBlock(uint64_t tag, size_t bytes) {
   std::vector<uint8_t> raw;
-  while (raw.size() + 24 <= bytes) AddRecord(&raw, RecordType::kStop, tag, 16);
+  for (uint64_t n = 1; raw.size() + 24 <= bytes; ++n) AddRecord(&raw, RecordType::kStop, tag, 16, 1000000000ull * tag + n);
   return raw;
 }
 
@@ -118,7 +120,7 @@ class FlightRingTest : public ::testing::Test {
 TEST_F(FlightRingTest, ThePlanStaysWithinTheBudget) {
   for (uint64_t mb : {1, 4, 64, 1024}) {
     FlightRingPlan p = PlanFlightRing(mb << 20);
-    uint64_t total = p.ring_bytes + p.sticky_bytes + p.max_marks * 16 + p.max_blocks * 32;
+    uint64_t total = p.ring_bytes + p.sticky_bytes + p.max_marks * 16 + p.max_blocks * 40;
     EXPECT_LE(total, mb << 20) << mb << " MiB";
     EXPECT_GE(p.ring_bytes, (mb << 20) * 3 / 4) << "most of the budget is history";
     EXPECT_GT(p.sticky_bytes, 0u);
@@ -141,6 +143,21 @@ TEST_F(FlightRingTest, KeepsTheNewestBlocksOldestFirst) {
   std::vector<uint64_t> tags = EventTags(Dump(ring));
   ASSERT_EQ(tags.size(), st.held_blocks);
   for (size_t i = 0; i < tags.size(); ++i) EXPECT_EQ(tags[i], n - tags.size() + i) << "the newest, oldest first";
+}
+
+TEST_F(FlightRingTest, TheCutIsTheLatestEventTimeEvicted) {
+  FlightRing ring(1u << 20);
+  EXPECT_EQ(ring.stats().cut_ticks, 0u) << "nothing evicted, no cut";
+  for (uint64_t i = 0; i < 100; ++i) Add(&ring, 1 + i % 2, EventBlock(i, 16u << 10));
+  FlightRingStats st = ring.stats();
+  ASSERT_GT(st.evicted_blocks, 0u);
+  std::vector<uint8_t> last = EventBlock(st.evicted_blocks - 1, 16u << 10);
+  uint64_t last_ticks = 0;
+  memcpy(&last_ticks, last.data() + last.size() - 8, sizeof(last_ticks));
+  EXPECT_EQ(st.cut_ticks, last_ticks) << "the newest event record of the newest evicted block";
+  std::vector<uint64_t> tags = EventTags(Dump(ring));
+  ASSERT_FALSE(tags.empty());
+  EXPECT_EQ(tags.front(), st.evicted_blocks) << "everything after the cut is held";
 }
 
 TEST_F(FlightRingTest, CompressedBlocksKeepMoreHistory) {

@@ -73,6 +73,8 @@ class FlightRecorderTest : public PluginTest {
       EXPECT_GT(first, 0u) << "the oldest collectives were evicted";
     }
     EXPECT_EQ(CommNames(t), (std::set<std::string>{"world", "pipeline"})) << "both communicators are named";
+    // The dump starts after its cut: what it holds is whole, none left waiting for evicted records.
+    EXPECT_EQ(Footer(t)["incomplete"].get<uint64_t>(), 0u);
   }
 
   void ExpectCrashDump(const std::string& end, int sig) {
@@ -147,6 +149,7 @@ TEST_F(FlightRecorderTest, AnEvictedSimulatedRunOfEveryKindPassesTheChecks) {
   ASSERT_TRUE(flight.is_object());
   EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
   EXPECT_GT(flight["cut_records"].get<uint64_t>(), 0u) << "eviction cut some events from their start or parent";
+  EXPECT_EQ(Footer(t)["incomplete"].get<uint64_t>(), 0u) << "every event after the cut is whole";
   EXPECT_EQ(Footer(t)["communicators"].size(), 2u) << "both ranks' communicators are named";
   EXPECT_FALSE(Slices(t, "Coll").empty());
   EXPECT_FALSE(Slices(t, "KernelCh").empty());

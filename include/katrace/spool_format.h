@@ -235,13 +235,17 @@ struct ProcessBody {
 
 // A flight recorder dump (KATRACE_MODE=flight) holds the newest blocks of the run: the ring
 // evicted older ones, so States and Stops whose Start went with them, and children whose parent
-// did, are expected, not lost. Records the export needs whatever was evicted (String, Comm,
+// did, are expected, not lost; the export leaves out events that started before the cut
+// (FlightBody::cut_ticks), so those it writes are whole. Records the export needs whatever was evicted (String, Comm,
 // CommEnd, the first Clock) are kept apart and written before the ring's blocks.
 struct FlightBody {
   uint64_t evicted_blocks;     // blocks the ring evicted, oldest first, before this dump
   uint64_t evicted_raw_bytes;  // their decoded bytes
   uint64_t refused_blocks;     // blocks never held: larger than the ring, or after a crash froze it
   uint64_t sticky_dropped;     // records to keep past eviction that found the sticky area full
+  // The latest host ticks of any event record the ring let go (0: none). Events that started
+  // by then may have lost records with it; those after it are whole.
+  uint64_t cut_ticks;
   uint64_t dump_realtime_ns;
   int32_t signal;              // the fatal signal of a crash dump, else 0
   uint32_t reason_length;      // reason text bytes that follow ("exit", "control file", ...)

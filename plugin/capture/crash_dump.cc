@@ -45,6 +45,7 @@ void WriteSpoolFrom(Armed* a, int sig) {
   body.evicted_raw_bytes = st.evicted_raw_bytes;
   body.refused_blocks = st.refused_blocks;
   body.sticky_dropped = st.sticky_dropped;
+  body.cut_ticks = st.cut_ticks;
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   body.dump_realtime_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);

@@ -1,6 +1,7 @@
 #include "plugin/capture/flight_ring.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,6 +40,20 @@ bool WriteRawBlock(int fd, uint32_t stream, uint32_t tid, uint64_t number, const
   return WriteFully(fd, &h, sizeof(h)) && WriteFully(fd, raw, bytes);
 }
 
+// The host ticks of an event record (Start, State, Stop); false for the others.
+bool EventTicks(const spool::RecordHeader& h, const uint8_t* body, size_t body_bytes, uint64_t* ticks) {
+  size_t at;
+  switch (h.type) {
+    case spool::RecordType::kStart: at = offsetof(spool::StartBody, ticks); break;
+    case spool::RecordType::kState: at = offsetof(spool::StateBody, ticks); break;
+    case spool::RecordType::kStop: at = offsetof(spool::StopBody, ticks); break;
+    default: return false;
+  }
+  if (body_bytes < at + sizeof(uint64_t)) return false;
+  memcpy(ticks, body + at, sizeof(uint64_t));
+  return true;
+}
+
 bool IsSticky(spool::RecordType type) {
   return type == spool::RecordType::kString || type == spool::RecordType::kComm ||
          type == spool::RecordType::kCommEnd;
@@ -53,7 +68,7 @@ FlightRingPlan PlanFlightRing(uint64_t budget_bytes) {
   p.sticky_bytes = budget_bytes / 16 < (64u << 10) ? (64u << 10) : budget_bytes / 16;
   p.max_marks = p.sticky_bytes / 64;
   p.max_blocks = budget_bytes / 1024 < 1024 ? 1024 : budget_bytes / 1024;
-  uint64_t overhead = p.sticky_bytes + p.max_marks * sizeof(uint64_t) * 2 + p.max_blocks * 32;
+  uint64_t overhead = p.sticky_bytes + p.max_marks * sizeof(uint64_t) * 2 + p.max_blocks * 40;
   p.ring_bytes = budget_bytes > overhead + (64u << 10) ? budget_bytes - overhead : (64u << 10);
   return p;
 }
@@ -64,16 +79,19 @@ FlightRing::FlightRing(uint64_t budget_bytes)
       slots_(new Slot[plan_.max_blocks]),
       sticky_(new uint8_t[plan_.sticky_bytes]),
       marks_(new Mark[plan_.max_marks]) {
-  static_assert(sizeof(Slot) == 32, "the plan counts 32 bytes per descriptor");
+  static_assert(sizeof(Slot) == 40, "the plan counts 40 bytes per descriptor");
 }
 
-void FlightRing::KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t number) {
+uint64_t FlightRing::KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t number) {
   uint64_t used = sticky_used_.load(std::memory_order_relaxed);
   const uint64_t before = used;
+  uint64_t max_ticks = 0;
   for (uint32_t at = 0; at + sizeof(spool::RecordHeader) <= raw_bytes;) {
     spool::RecordHeader h;
     memcpy(&h, raw + at, sizeof(h));
     if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > raw_bytes - at) break;
+    uint64_t ticks = 0;
+    if (EventTicks(h, raw + at + sizeof(h), h.size - sizeof(h), &ticks) && ticks > max_ticks) max_ticks = ticks;
     bool first_clock = h.type == spool::RecordType::kClock && !first_clock_kept_;
     if (IsSticky(h.type) || first_clock) {
       if (used + h.size <= plan_.sticky_bytes) {
@@ -86,15 +104,20 @@ void FlightRing::KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t num
     }
     at += h.size;
   }
-  if (used == before) return;
+  if (used == before) return max_ticks;
   uint64_t n = nmarks_.load(std::memory_order_relaxed);
   if (n == plan_.max_marks) {  // cannot say which block they came from: give them back
     sticky_dropped_.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return max_ticks;
   }
   marks_[n] = Mark{number, used};
   sticky_used_.store(used, std::memory_order_release);
   nmarks_.store(n + 1, std::memory_order_release);
+  return max_ticks;
+}
+
+void FlightRing::RaiseCut(uint64_t ticks) {
+  if (ticks > cut_ticks_.load(std::memory_order_relaxed)) cut_ticks_.store(ticks, std::memory_order_relaxed);
 }
 
 void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payload_crc, const uint8_t* raw,
@@ -106,11 +129,12 @@ void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payloa
     return;
   }
   const uint64_t number = next_number_++;
-  KeepSticky(raw, raw_bytes, number);
+  const uint64_t max_ticks = KeepSticky(raw, raw_bytes, number);
   const uint64_t cap = plan_.ring_bytes;
   if (frame_bytes > cap) {
     // Never held, and its sticky records were kept: from here on it reads as evicted.
     refused_blocks_.fetch_add(1, std::memory_order_relaxed);
+    RaiseCut(max_ticks);
     adding_tid_.store(0, std::memory_order_seq_cst);
     return;
   }
@@ -123,11 +147,12 @@ void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payloa
                          end - first >= plan_.max_blocks)) {
     evicted_blocks_.fetch_add(1, std::memory_order_relaxed);
     evicted_raw_bytes_.fetch_add(slots_[first % plan_.max_blocks].raw_bytes, std::memory_order_relaxed);
+    RaiseCut(slots_[first % plan_.max_blocks].max_ticks);
     ++first;
     first_.store(first, std::memory_order_release);
   }
   memcpy(ring_.get() + pos % cap, frame, frame_bytes);
-  slots_[end % plan_.max_blocks] = Slot{pos, number, frame_bytes, payload_crc, raw_bytes, 0};
+  slots_[end % plan_.max_blocks] = Slot{pos, number, max_ticks, frame_bytes, payload_crc, raw_bytes, 0};
   end_.store(end + 1, std::memory_order_release);
   write_pos_ = pos + frame_bytes;
   adding_tid_.store(0, std::memory_order_seq_cst);
@@ -211,6 +236,7 @@ FlightRingStats FlightRing::stats() const {
   s.refused_blocks = refused_blocks_.load(std::memory_order_relaxed);
   s.sticky_bytes = sticky_used_.load(std::memory_order_relaxed);
   s.sticky_dropped = sticky_dropped_.load(std::memory_order_relaxed);
+  s.cut_ticks = cut_ticks_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -39,6 +39,7 @@ struct FlightRingStats {
   uint64_t refused_blocks = 0;
   uint64_t sticky_bytes = 0;
   uint64_t sticky_dropped = 0;
+  uint64_t cut_ticks = 0;  // latest event ticks in a block evicted or refused (0: none)
 };
 
 class FlightRing {
@@ -73,6 +74,7 @@ class FlightRing {
   struct Slot {
     uint64_t pos;  // logical byte position of the frame (grows; the byte lives at pos % ring)
     uint64_t number;
+    uint64_t max_ticks;  // latest ticks of its event records
     uint32_t bytes;
     uint32_t payload_crc;
     uint32_t raw_bytes;
@@ -82,8 +84,10 @@ class FlightRing {
     uint64_t number;      // block number the sticky records came from
     uint64_t sticky_end;  // the sticky area up to here holds that block's and older ones' records
   };
-  void KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t number);
+  // Copies the sticky records of |raw| and returns the latest ticks of its event records.
+  uint64_t KeepSticky(const uint8_t* raw, uint32_t raw_bytes, uint64_t number);
   uint64_t StickyPrefix(uint64_t oldest_held) const;
+  void RaiseCut(uint64_t ticks);
 
   FlightRingPlan plan_;
   std::unique_ptr<uint8_t[]> ring_;
@@ -98,6 +102,7 @@ class FlightRing {
   uint64_t next_number_ = 0;
   bool first_clock_kept_ = false;
   std::atomic<uint64_t> evicted_blocks_{0}, evicted_raw_bytes_{0}, refused_blocks_{0}, sticky_dropped_{0};
+  std::atomic<uint64_t> cut_ticks_{0};
   std::atomic<bool> frozen_{false};
   std::atomic<uint32_t> adding_tid_{0};  // the thread inside Add, 0 when none
 };

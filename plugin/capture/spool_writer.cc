@@ -81,6 +81,7 @@ std::vector<uint8_t> FlightRecord(const FlightRingStats& st, const char* reason)
   body.evicted_raw_bytes = st.evicted_raw_bytes;
   body.refused_blocks = st.refused_blocks;
   body.sticky_dropped = st.sticky_dropped;
+  body.cut_ticks = st.cut_ticks;
   body.dump_realtime_ns = NowRealtimeNs();
   std::string text = reason != nullptr ? std::string(reason).substr(0, 256) : "";
   body.reason_length = static_cast<uint32_t>(text.size());

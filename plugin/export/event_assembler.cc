@@ -66,6 +66,11 @@ void EventAssembler::OnStart(const MergedRecord& r) {
     return;
   }
   spool::StartBody sb = ReadBody<spool::StartBody>(r.body, r.body_size);
+  // A flight dump starts, whole, after the last event record its ring let go.
+  if (index_.flight && sb.ticks <= index_.flight_body.cut_ticks) {
+    ++counts_.cut_starts;
+    return;
+  }
   if (sb.id == 0 || live_.Find(sb.id) != IdMap::kMissing) {
     ++counts_.duplicates;
     return;

@@ -295,7 +295,8 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     totals.flight_evicted_bytes = index.flight_body.evicted_raw_bytes;
     totals.flight_refused_blocks = index.flight_body.refused_blocks;
     totals.flight_sticky_dropped = index.flight_body.sticky_dropped;
-    totals.flight_cut_records = assembler.counts().orphans + assembler.counts().unknown_parents;
+    totals.flight_cut_records =
+        assembler.counts().cut_starts + assembler.counts().orphans + assembler.counts().unknown_parents;
   }
   layout.Counters(last_ns, totals.drops, totals.drain, true);
   layout.Finish(last_ns, &totals);
@@ -349,9 +350,10 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   if (index.flight) {
     m += "; a flight recorder dump (" + index.flight_reason + "): " + std::to_string(index.flight_body.evicted_blocks) +
          " older blocks were evicted";
-    if (ac.orphans + ac.unknown_parents != 0) {
-      m += ", " + std::to_string(ac.orphans) + " states/stops and " + std::to_string(ac.unknown_parents) +
-           " children lost their start or parent with them";
+    if (ac.cut_starts + ac.orphans + ac.unknown_parents != 0) {
+      m += "; left out " + std::to_string(ac.cut_starts) + " events that started before the cut, " +
+           std::to_string(ac.orphans) + " states/stops of events cut or evicted, and drew " +
+           std::to_string(ac.unknown_parents) + " children without their parent";
     }
     if (index.flight_body.sticky_dropped != 0) {
       m += ", " + std::to_string(index.flight_body.sticky_dropped) + " names/communicators did not fit its sticky area";
