@@ -9,11 +9,11 @@
 
 namespace katrace {
 
-void ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config, bool with_summary) {
+bool ExportFlightDump(const std::string& spool, const std::string& trace, const Config& config, bool with_summary) {
   if (!config.export_trace) {
     fprintf(stderr, "katrace: flight recorder dump kept in %s (KATRACE_EXPORT=off); build the trace with: katrace-export %s\n",
             spool.c_str(), spool.c_str());
-    return;
+    return false;
   }
   ExportOptions options;
   options.output = trace;
@@ -22,7 +22,6 @@ void ExportFlightDump(const std::string& spool, const std::string& trace, const 
   if (options.summary) options.summary_path = config.summary_path;
   options.progress = false;
   ExportReport report = ExportSpool(spool, options);
-  if (report.ok && !config.keep_spool) unlink(spool.c_str());
   if (report.ok) {
     fprintf(stderr, "katrace: flight recorder trace %s: %llu events, %llu lost%s\n", report.trace_path.c_str(),
             static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
@@ -31,6 +30,7 @@ void ExportFlightDump(const std::string& spool, const std::string& trace, const 
     fprintf(stderr, "katrace: the flight recorder trace could not be built (%s); the dump is kept in %s: katrace-export %s\n",
             report.message.c_str(), spool.c_str(), spool.c_str());
   }
+  return report.ok && !config.keep_spool;
 }
 
 void FlightExports::Submit(const std::string& spool, const std::string& trace) {
@@ -59,8 +59,9 @@ void FlightExports::Run() {
     std::pair<std::string, std::string> job = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    ExportFlightDump(job.first, job.second, config_, false);
+    bool remove = ExportFlightDump(job.first, job.second, config_, false);
     lock.lock();
+    if (remove) exported_.push_back(job.first);
   }
 }
 
@@ -71,6 +72,9 @@ void FlightExports::Drain() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& spool : exported_) unlink(spool.c_str());
+  exported_.clear();
 }
 
 }  // namespace katrace

@@ -587,7 +587,7 @@ void CloseFlightSession(Session* s) {
             static_cast<unsigned long long>(st.evicted_blocks));
     return;
   }
-  ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true);
+  if (ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true)) unlink(spool.c_str());
 }
 
 // Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says

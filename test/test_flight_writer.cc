@@ -194,6 +194,9 @@ TEST_F(FlightWriterTest, DumpsAreExportedInTheBackgroundAndAFailedOneIsKept) {
   fputs("not a spool", f);
   fclose(f);
   exports.Submit(bogus, dir_ + "/bogus.flight-9.json");
+  for (int i = 0; i < 500 && !Exists(dir_ + "/run.flight-2.json"); ++i) usleep(10 * 1000);
+  ASSERT_TRUE(Exists(dir_ + "/run.flight-2.json")) << "exported while the session runs";
+  EXPECT_TRUE(Exists(dir_ + "/run.flight-2.json.kspool")) << "its spool stays readable until the session ends";
   exports.Drain();
   EXPECT_TRUE(Exists(dir_ + "/run.flight-1.json"));
   EXPECT_TRUE(Exists(dir_ + "/run.flight-2.json"));

@@ -40,6 +40,12 @@ std::set<uint64_t> CollSeqs(const nlohmann::json& trace) {
   return seqs;
 }
 
+// The footer's spool.flight (null when the trace is not of a flight dump).
+nlohmann::json FlightFooter(const nlohmann::json& trace) {
+  const nlohmann::json& spool = Footer(trace).value("spool", nlohmann::json::object());
+  return spool.is_object() ? spool.value("flight", nlohmann::json()) : nlohmann::json();
+}
+
 std::set<std::string> CommNames(const nlohmann::json& trace) {
   std::set<std::string> names;
   for (const auto& c : Footer(trace)["communicators"]) names.insert(c["name"].get<std::string>());
@@ -93,7 +99,7 @@ class FlightRecorderTest : public PluginTest {
     ASSERT_TRUE(Exists(out_ + "/trace.json") == false) << "the run's own trace name is left alone";
     nlohmann::json t = ExpectValidTrace(trace);
     ExpectNewestCollectives(t, colls, true);
-    const nlohmann::json& flight = Footer(t)["spool"]["flight"];
+    const nlohmann::json flight = FlightFooter(t);
     ASSERT_TRUE(flight.is_object());
     EXPECT_EQ(flight["signal"].get<int>(), sig);
     EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
@@ -122,7 +128,7 @@ TEST_F(FlightRecorderTest, TheDumpAtExitHoldsTheNewestCollectivesAfterEviction) 
   EXPECT_NE(r.err.find("flight recorder trace " + trace), std::string::npos) << r.err;
   nlohmann::json t = ExpectValidTrace(trace);
   ExpectNewestCollectives(t, colls, true);
-  const nlohmann::json& flight = Footer(t)["spool"]["flight"];
+  const nlohmann::json flight = FlightFooter(t);
   ASSERT_TRUE(flight.is_object()) << "the footer says it is a flight dump";
   EXPECT_EQ(flight["reason"].get<std::string>(), "exit");
   EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
@@ -145,7 +151,7 @@ TEST_F(FlightRecorderTest, AnEvictedSimulatedRunOfEveryKindPassesTheChecks) {
                                dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   nlohmann::json t = ExpectValidTrace(out_ + "/sim.flight-1.json");
-  const nlohmann::json& flight = Footer(t)["spool"]["flight"];
+  const nlohmann::json flight = FlightFooter(t);
   ASSERT_TRUE(flight.is_object());
   EXPECT_GT(flight["evicted_blocks"].get<uint64_t>(), 0u);
   EXPECT_GT(flight["cut_records"].get<uint64_t>(), 0u) << "eviction cut some events from their start or parent";

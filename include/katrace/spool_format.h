@@ -71,7 +71,7 @@ enum class RecordType : uint8_t {
   kProcess = 8,   // process identity, first record of the spool (body: ProcessBody + text)
   kCounters = 9,  // cumulative loss and drain counters (body: CountersBody)
   kEnd = 10,      // the capture closed cleanly; nothing follows
-  kFlight = 11,   // a flight recorder dump: what its ring let go before it (body: FlightBody + reason)
+  kFlight = 12,   // a flight recorder dump: what its ring let go before it (body: FlightBody + reason)
 };
 
 struct RecordHeader {
