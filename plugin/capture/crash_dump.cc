@@ -15,17 +15,15 @@ namespace {
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGABRT};
 constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 
-// Everything the handler reads, set up before the handlers are installed and kept until after
-// they are removed (never freed while one could run: a session's setup is replaced, not freed).
+// Everything the handler reads, set up before the handlers are installed and freed only after
+// they are removed. (A handler that began on another thread just before the session closed may
+// then read freed memory: the process is dying of that signal anyway, and dies of it.)
 struct Armed {
   CrashDumpSetup setup;
   std::string message;  // one stderr line, prepared whole
   struct sigaction previous[kNumSignals];
 };
 std::atomic<Armed*> g_armed{nullptr};
-// The setup of the session that uninstalled last, kept (a handler that began before the
-// uninstall may still read it) until the next uninstall.
-Armed* g_retired = nullptr;
 // 0 idle, 1 a thread is dumping, 2 done: a second crashing thread waits for the first's dump.
 std::atomic<int> g_dump_state{0};
 
@@ -131,8 +129,7 @@ void UninstallCrashDump() {
     }
   }
   g_armed.store(nullptr, std::memory_order_release);
-  delete g_retired;
-  g_retired = a;
+  delete a;
 }
 
 }  // namespace katrace
