@@ -25,3 +25,9 @@ $(BUILD)/bench/window_bench: $(BUILD)/obj/bench/window_bench.o | $(PLUGIN_SO)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 BENCH_BINS += $(BUILD)/bench/window_bench
+
+# The flight recorder's resident memory in a sustained run (KATRACE_MODE=flight).
+$(BUILD)/bench/flight_rss_bench: $(BUILD)/obj/bench/flight_rss_bench.o | $(PLUGIN_SO)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+BENCH_BINS += $(BUILD)/bench/flight_rss_bench

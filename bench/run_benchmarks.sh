@@ -67,3 +67,9 @@ done
 grep -o '"name":"capture o[nf]*","cat":"katrace"[^}]*}' "$out/window.json"
 "$build/bin/katrace-check" "$out/window.json" | tail -1
 rm -f "$out/window.json"*
+echo
+echo "## The flight recorder's resident memory, sustained (KATRACE_FLIGHT_MB=64, 20 s; three runs)"
+for run in 1 2 3; do
+  KATRACE_FLIGHT_MB=64 KATRACE_OUTPUT="$out/flight.json" KATRACE_SUMMARY=0 \
+    "$build/bench/flight_rss_bench" "$plugin" 20 2>&1
+done

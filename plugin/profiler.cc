@@ -39,6 +39,7 @@
 #include "plugin/event_pool.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/hang_report.h"
+#include "plugin/flight_exports.h"
 #include "plugin/handle_codec.h"
 #include "plugin/logger.h"
 #include "plugin/nvtx_sink.h"
@@ -117,6 +118,7 @@ struct Session {
   CaptureTriggers triggers;  // the writer thread's, after StartSession
   std::unique_ptr<SpoolWriter> spool;
   bool spooling = false;
+  std::unique_ptr<FlightExports> flight_exports;  // flight mode: dumps become traces in the background
   std::mutex notices_mu;  // cold: taken only when a notice found no buffer
   PendingNotice pending_notices[kMaxPendingNotices];  // under notices_mu
   size_t num_pending_notices = 0;                     // under notices_mu
@@ -572,6 +574,10 @@ Session* StartSession(const InitArgs& a) {
   options.buffer_bytes = s->config.thread_buffer_bytes;
   options.budget_bytes = s->config.buffer_budget_bytes;
   options.compress = s->config.compress_spool;
+  options.flight = s->config.flight;
+  options.flight_bytes = s->config.flight_bytes;
+  options.flight_dump_at_exit = s->config.flight_dump_at_exit;
+  options.flight_dump_on_crash = s->config.flight_dump_on_crash;
   Session* raw = s.get();
   s->spool = std::make_unique<SpoolWriter>(
       options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
@@ -581,6 +587,11 @@ Session* StartSession(const InitArgs& a) {
         raw->triggers.Poll(now, raw->spool.get());
         if (raw->watchdog_on) CheckForHang(raw);
       });
+  if (s->config.flight) {
+    s->flight_exports = std::make_unique<FlightExports>(s->config);
+    FlightExports* exports = s->flight_exports.get();
+    s->spool->SetDumpListener([exports](const std::string& spool, const std::string& trace) { exports->Submit(spool, trace); });
+  }
   spool::ProcessBody p{};
   int launcher_rank = -1;
   p.rank = LauncherRank(&launcher_rank) ? launcher_rank : -1;
@@ -646,6 +657,24 @@ void RetireContext(Session* s, Context* ctx) {
   s->retired.push_back(std::move(r));
 }
 
+// A flight session writes nothing at its end unless KATRACE_FLIGHT_AT_EXIT=1; the dumps made
+// while it ran are exported first (in the background, waited for here).
+void CloseFlightSession(Session* s) {
+  if (s->flight_exports) s->flight_exports->Drain();
+  const std::string& spool = s->spool->exit_dump_spool();
+  if (spool.empty()) {
+    FlightRingStats st = s->spool->flight_stats();
+    if (s->config.flight_dump_at_exit) return;  // the failed dump was reported
+    fprintf(stderr,
+            "katrace: flight recorder: the session ended with %llu blocks (%.1f MiB) in memory, %llu older ones "
+            "evicted; nothing written (KATRACE_FLIGHT_AT_EXIT=1 writes them at exit)\n",
+            static_cast<unsigned long long>(st.held_blocks), static_cast<double>(st.held_bytes) / (1 << 20),
+            static_cast<unsigned long long>(st.evicted_blocks));
+    return;
+  }
+  if (ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true)) unlink(spool.c_str());
+}
+
 // Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says
 // where the trace is and what was lost, whether or not NCCL's logger prints.
 void CloseSession(Session* s) {
@@ -654,6 +683,11 @@ void CloseSession(Session* s) {
   // The writer is gone, so no new report starts; one still reading the spool finishes first.
   if (s->hang_reporter.joinable()) s->hang_reporter.join();
   if (!s->spooling) return;
+  // The hang report has read its dump: the flight exports may now remove the dumps' spools.
+  if (s->spool->flight()) {
+    CloseFlightSession(s);
+    return;
+  }
   uint64_t dropped = 0;
   for (auto& d : s->counters.dropped) dropped += d.load();
   std::string spool_path = s->spool->path();

@@ -72,6 +72,7 @@ enum class RecordType : uint8_t {
   kCounters = 9,  // cumulative loss and drain counters (body: CountersBody)
   kEnd = 10,      // the capture closed cleanly; nothing follows
   kMarker = 11,   // capture was switched on or off, or dumped (body: MarkerBody)
+  kFlight = 12,   // a flight recorder dump: what its ring let go before it (body: FlightBody + reason)
 };
 
 struct RecordHeader {
@@ -231,6 +232,24 @@ struct ProcessBody {
   int32_t mask;           // event kinds recorded (NCCL type bits)
   uint32_t host_length;   // host name bytes, then trace_path_length bytes of the trace path
   uint32_t trace_path_length;
+};
+
+// A flight recorder dump (KATRACE_MODE=flight) holds the newest blocks of the run: the ring
+// evicted older ones, so States and Stops whose Start went with them, and children whose parent
+// did, are expected, not lost; the export leaves out events that started before the cut
+// (FlightBody::cut_ticks), so those it writes are whole. Records the export needs whatever was evicted (String, Comm,
+// CommEnd, the first Clock) are kept apart and written before the ring's blocks.
+struct FlightBody {
+  uint64_t evicted_blocks;     // blocks the ring evicted, oldest first, before this dump
+  uint64_t evicted_raw_bytes;  // their decoded bytes
+  uint64_t refused_blocks;     // blocks never held: larger than the ring, or after a crash froze it
+  uint64_t sticky_dropped;     // records to keep past eviction that found the sticky area full
+  // The latest host ticks of any event record the ring let go (0: none). Events that started
+  // by then may have lost records with it; those after it are whole.
+  uint64_t cut_ticks;
+  uint64_t dump_realtime_ns;
+  int32_t signal;              // the fatal signal of a crash dump, else 0
+  uint32_t reason_length;      // reason text bytes that follow ("exit", "control file", ...)
 };
 
 constexpr int kCounterKinds = 16;

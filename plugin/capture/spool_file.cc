@@ -7,9 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <lz4.h>
-#include <zlib.h>
-
+#include "plugin/capture/block_frame.h"
 #include "plugin/clock.h"
 #include "plugin/logger.h"
 
@@ -109,34 +107,23 @@ bool SpoolFile::WriteAll(const uint8_t* data, size_t n, int* err) {
 
 void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes) {
   if (fd_ < 0 || raw_bytes == 0) return;
-  size_t bound = compress_ ? static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw_bytes))) : raw_bytes;
-  frame_.resize(sizeof(spool::BlockHeader) + (bound > raw_bytes ? bound : raw_bytes));
-  uint8_t* payload = frame_.data() + sizeof(spool::BlockHeader);
-  spool::BlockHeader h{};
-  h.magic = spool::kBlockMagic;
-  h.raw_bytes = raw_bytes;
-  h.stream = stream;
-  h.os_tid = os_tid;
-  h.sequence = sequence_;
-  int packed = 0;
-  if (compress_) {
-    packed = LZ4_compress_default(reinterpret_cast<const char*>(raw), reinterpret_cast<char*>(payload),
-                                  static_cast<int>(raw_bytes), static_cast<int>(bound));
-  }
-  // Compression that does not pay is skipped for this block.
-  if (packed > 0 && static_cast<uint32_t>(packed) < raw_bytes) {
-    h.flags = spool::kBlockLz4;
-    h.stored_bytes = static_cast<uint32_t>(packed);
-  } else {
-    memcpy(payload, raw, raw_bytes);
-    h.stored_bytes = raw_bytes;
-  }
-  uint32_t crc = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(&h), sizeof(h)));
-  h.crc32 = static_cast<uint32_t>(crc32(crc, payload, h.stored_bytes));
+  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, compress_, &frame_);
+  Append(frame_.data(), frame_.size(), raw_bytes);
+}
+
+void SpoolFile::WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc) {
+  if (fd_ < 0) return;
+  spool::BlockHeader h = header;
+  Renumber(&h, sequence_, payload_crc);
+  frame_.resize(sizeof(h) + h.stored_bytes);
   memcpy(frame_.data(), &h, sizeof(h));
-  size_t n = sizeof(h) + h.stored_bytes;
+  memcpy(frame_.data() + sizeof(h), payload, h.stored_bytes);
+  Append(frame_.data(), frame_.size(), h.raw_bytes);
+}
+
+void SpoolFile::Append(const uint8_t* frame, size_t n, uint32_t raw_bytes) {
   int err = 0;
-  if (WriteAll(frame_.data(), n, &err)) {
+  if (WriteAll(frame, n, &err)) {
     offset_ += n;
     raw_total_ += raw_bytes;
     ++sequence_;

@@ -29,6 +29,8 @@ class SpoolFile {
 
   // Frames |raw| (|raw_bytes| of whole records) as one block and writes it.
   void WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes);
+  // Writes a block framed earlier (by the flight recorder), renumbered to follow this file's.
+  void WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc);
   void Close();
 
   const std::string& path() const { return path_; }
@@ -38,6 +40,7 @@ class SpoolFile {
   uint64_t raw_bytes() const { return raw_total_; }
 
  private:
+  void Append(const uint8_t* frame, size_t n, uint32_t raw_bytes);
   bool WriteAll(const uint8_t* data, size_t n, int* err);
   bool WriteHeader(int os_pid, std::string* error);
 

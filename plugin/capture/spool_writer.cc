@@ -1,12 +1,17 @@
 #include "plugin/capture/spool_writer.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <string.h>
-
+#include "plugin/capture/block_frame.h"
+#include "plugin/capture/crash_dump.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/clock.h"
+#include "plugin/logger.h"
 
 namespace katrace {
 namespace {
@@ -47,6 +52,43 @@ spool::ClockBody ReadClockPair() {
   return best;
 }
 
+// "<stem>.<tag>.json" for a trace "<stem>.json" (or .json.gz), else "<trace>.<tag>": a dump's
+// trace sits next to the run's and says which dump it is.
+std::string TaggedTracePath(const std::string& trace, const std::string& tag) {
+  for (const char* ext : {".json.gz", ".json"}) {
+    size_t n = strlen(ext);
+    if (trace.size() > n && trace.compare(trace.size() - n, n, ext) == 0) {
+      return trace.substr(0, trace.size() - n) + "." + tag + ext;
+    }
+  }
+  return trace + "." + tag;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string TempDir() {
+  const char* tmp = getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+std::vector<uint8_t> FlightRecord(const FlightRingStats& st, const char* reason) {
+  std::vector<uint8_t> out;
+  spool::FlightBody body{};
+  body.evicted_blocks = st.evicted_blocks;
+  body.evicted_raw_bytes = st.evicted_raw_bytes;
+  body.refused_blocks = st.refused_blocks;
+  body.sticky_dropped = st.sticky_dropped;
+  body.cut_ticks = st.cut_ticks;
+  body.dump_realtime_ns = NowRealtimeNs();
+  std::string text = reason != nullptr ? std::string(reason).substr(0, 256) : "";
+  body.reason_length = static_cast<uint32_t>(text.size());
+  AppendRecord(&out, spool::RecordType::kFlight, body, text);
+  return out;
+}
+
 }  // namespace
 
 SpoolWriter::SpoolWriter(const SpoolWriterOptions& options, std::function<void(spool::CountersBody*)> counters,
@@ -55,24 +97,74 @@ SpoolWriter::SpoolWriter(const SpoolWriterOptions& options, std::function<void(s
 
 SpoolWriter::~SpoolWriter() { Close(); }
 
+std::vector<uint8_t> SpoolWriter::ProcessRecord(const std::string& trace_path) const {
+  std::vector<uint8_t> out;
+  spool::ProcessBody p = process_;
+  std::string text = host_.substr(0, 1024) + trace_path.substr(0, 4096);
+  p.host_length = static_cast<uint32_t>(host_.size() < 1024 ? host_.size() : 1024);
+  p.trace_path_length = static_cast<uint32_t>(text.size() - p.host_length);
+  AppendRecord(&out, spool::RecordType::kProcess, p, text);
+  return out;
+}
+
 bool SpoolWriter::Start(const std::string& trace_path, const spool::ProcessBody& process, const std::string& host,
                         std::string* note, std::string* error) {
-  if (!file_.Create(trace_path, process.os_pid, options_.compress, note, error)) return false;
-  scratch_.reset(new uint8_t[options_.buffer_bytes]);
-  // Process identity first, then the first clock pair, so a reader can place everything after.
-  std::vector<uint8_t> own;
-  spool::ProcessBody p = process;
-  std::string text = host.substr(0, 1024) + trace_path.substr(0, 4096);
-  p.host_length = static_cast<uint32_t>(host.size() < 1024 ? host.size() : 1024);
-  p.trace_path_length = static_cast<uint32_t>(text.size() - p.host_length);
-  AppendRecord(&own, spool::RecordType::kProcess, p, text);
+  process_ = process;
+  host_ = host;
+  trace_path_ = trace_path;
   writer_tid_ = static_cast<uint32_t>(syscall(SYS_gettid));
-  file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
+  if (options_.flight) {
+    // Nothing on disk: every dump writes its own Process record, naming its own trace.
+    note->clear();
+    try {
+      ring_ = std::make_unique<FlightRing>(options_.flight_bytes);
+    } catch (const std::bad_alloc&) {
+      *error = "cannot allocate the flight recorder's " + std::to_string(options_.flight_bytes >> 20) +
+               " MiB (KATRACE_FLIGHT_MB)";
+      return false;
+    }
+  } else {
+    if (!file_.Create(trace_path, process.os_pid, options_.compress, note, error)) return false;
+    // Process identity first, then the first clock pair, so a reader can place everything after.
+    std::vector<uint8_t> own = ProcessRecord(trace_path);
+    file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
+  }
+  scratch_.reset(new uint8_t[options_.buffer_bytes]);
   WriteOwnRecords();
+  if (options_.flight && options_.flight_dump_on_crash) ArmCrashDump();
   last_flush_ns_ = NowMonotonicNs();
   running_.store(true, std::memory_order_release);
   thread_ = std::thread([this] { Run(); });
   return true;
+}
+
+void SpoolWriter::ArmCrashDump() {
+  CrashDumpSetup setup;
+  setup.ring = ring_.get();
+  setup.frozen_ring = ring_.get();
+  setup.os_pid = static_cast<uint64_t>(process_.os_pid);
+  setup.writer_tid = writer_tid_;
+  // Named now, so the handler only opens it: one that exists already (an earlier run's) is
+  // never overwritten, the pid then tells this one apart.
+  std::string trace = TaggedTracePath(trace_path_, "crash");
+  std::string spool = trace + ".kspool";
+  if (access(spool.c_str(), F_OK) == 0) {
+    trace = TaggedTracePath(trace_path_, "crash-" + std::to_string(process_.os_pid));
+    spool = trace + ".kspool";
+  }
+  std::string dir = spool.rfind('/') == std::string::npos ? "." : spool.substr(0, spool.rfind('/') + 1);
+  if (access(dir.c_str(), W_OK) != 0) spool = TempDir() + "/" + Basename(spool);
+  setup.spool_path = spool;
+  setup.lead = ProcessRecord(trace);
+  setup.flight_body_offset = setup.lead.size() + sizeof(spool::RecordHeader);
+  std::vector<uint8_t> flight = FlightRecord(FlightRingStats{}, "fatal signal");
+  setup.lead.insert(setup.lead.end(), flight.begin(), flight.end());
+  std::string error;
+  if (!InstallCrashDump(setup, &error)) {
+    LogWarn(error + "; the flight recorder is not dumped on a crash, the job goes on");
+    return;
+  }
+  crash_spool_ = spool;
 }
 
 ThreadBuffer* SpoolWriter::Acquire(uint32_t os_tid) {
@@ -102,7 +194,7 @@ void SpoolWriter::Orphan(ThreadBuffer* buffer) {
 
 void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
   uint64_t n = b->Take(scratch_.get());
-  if (n != 0) file_.WriteBlock(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n));
+  if (n != 0) Emit(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n));
   b->Release();
 }
 
@@ -130,19 +222,84 @@ void SpoolWriter::WriteOwnRecords() {
   counters_(&counters);
   counters.io_errors += file_.io_errors();
   AppendRecord(&own, spool::RecordType::kCounters, counters);
-  file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
+  Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
-std::string SpoolWriter::DumpNow(const char* /*reason*/) {
+void SpoolWriter::Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes) {
+  if (!options_.flight) {
+    file_.WriteBlock(stream, os_tid, raw, raw_bytes);
+    return;
+  }
+  if (raw_bytes == 0) return;
+  uint32_t crc = FrameBlock(stream, os_tid, 0, raw, raw_bytes, options_.compress, &frame_);
+  uint64_t dropped_before = ring_->sticky_dropped();
+  ring_->Add(frame_.data(), static_cast<uint32_t>(frame_.size()), crc, raw, raw_bytes);
+  if (ring_->sticky_dropped() != dropped_before) {
+    WarnOnce(&sticky_warned_, "the flight recorder's area for names and communicators (" +
+                                  std::to_string(ring_->plan().sticky_bytes >> 10) +
+                                  " KiB of KATRACE_FLIGHT_MB) is full: once their blocks are evicted, later names "
+                                  "and communicators are missing from dumps (counted in each dump)");
+  }
+}
+
+bool SpoolWriter::WriteFlightDump(const char* reason, std::string* spool_path, std::string* trace_path) {
+  int fd = -1;
+  int first_errno = 0;
+  for (int attempt = 0; attempt < 1000 && fd < 0; ++attempt) {
+    *trace_path = TaggedTracePath(trace_path_, "flight-" + std::to_string(next_dump_++));
+    *spool_path = *trace_path + ".kspool";
+    fd = open(spool_path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) {
+      // Not writable next to the trace: the same name in $TMPDIR.
+      first_errno = errno;
+      *spool_path = TempDir() + "/" + Basename(*spool_path);
+      fd = open(spool_path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+  }
+  if (fd < 0) {
+    LogWarn(std::string("flight recorder: cannot write a dump (") + reason + ") to '" + *spool_path + "' (" +
+            strerror(first_errno != 0 ? first_errno : errno) + "); the ring is kept, the job goes on");
+    return false;
+  }
+  std::vector<uint8_t> lead = ProcessRecord(*trace_path);
+  std::vector<uint8_t> flight = FlightRecord(ring_->stats(), reason);
+  lead.insert(lead.end(), flight.begin(), flight.end());
+  std::vector<uint8_t> tail;
+  struct {
+    uint64_t ticks;
+  } end{NowTicks()};
+  AppendRecord(&tail, spool::RecordType::kEnd, end);
+  bool ok = ring_->WriteSpool(fd, static_cast<uint64_t>(process_.os_pid), writer_tid_, lead.data(),
+                              static_cast<uint32_t>(lead.size()), tail.data(), static_cast<uint32_t>(tail.size()));
+  int err = errno;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(spool_path->c_str());
+    LogWarn(std::string("flight recorder: the dump (") + reason + ") to '" + *spool_path + "' failed (" + strerror(err) +
+            "); the ring is kept, the job goes on");
+    return false;
+  }
+  return true;
+}
+
+std::string SpoolWriter::DumpNow(const char* reason) {
   MoveBuffers(true);
   WriteOwnRecords();
-  return file_.path();
+  if (!options_.flight) return file_.path();
+  std::string spool, trace;
+  if (!WriteFlightDump(reason, &spool, &trace)) return "";
+  if (dump_listener_) dump_listener_(spool, trace);
+  return spool;
 }
 
 void SpoolWriter::WriteMarker(const spool::MarkerBody& marker) {
   std::vector<uint8_t> own;
   AppendRecord(&own, spool::RecordType::kMarker, marker);
-  file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
+  Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
 void SpoolWriter::Run() {
@@ -165,6 +322,14 @@ void SpoolWriter::Close() {
   if (thread_.joinable()) thread_.join();
   MoveBuffers(true);
   WriteOwnRecords();
+  if (options_.flight) {
+    if (!crash_spool_.empty()) UninstallCrashDump();
+    if (options_.flight_dump_at_exit && !WriteFlightDump("exit", &exit_dump_spool_, &exit_dump_trace_)) {
+      exit_dump_spool_.clear();
+      exit_dump_trace_.clear();
+    }
+    return;
+  }
   std::vector<uint8_t> own;
   struct {
     uint64_t ticks;

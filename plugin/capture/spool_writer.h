@@ -3,7 +3,8 @@
 // buffer with anything in it at least every 100 ms, so a hung job's last events reach the disk.
 // Each 100 ms it also writes a host clock calibration pair and the loss counters. Memory is
 // bounded by the buffer budget: at most budget / buffer size buffers exist; the buffer of a thread
-// that exited is drained and handed to the next new thread.
+// that exited is drained and handed to the next new thread. In flight mode the same blocks go to
+// a FlightRing in memory instead of the file, and only dumps reach the disk.
 #ifndef KATRACE_PLUGIN_CAPTURE_SPOOL_WRITER_H_
 #define KATRACE_PLUGIN_CAPTURE_SPOOL_WRITER_H_
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "katrace/spool_format.h"
+#include "plugin/capture/flight_ring.h"
 #include "plugin/capture/spool_file.h"
 #include "plugin/capture/thread_buffer.h"
 
@@ -28,6 +30,13 @@ struct SpoolWriterOptions {
   uint64_t budget_bytes = 64u << 20;  // all buffers together
   bool compress = true;
   uint64_t flush_interval_ns = 100 * 1000 * 1000;
+  // Flight recorder (KATRACE_MODE=flight): blocks stay in a ring of flight_bytes in memory and
+  // reach the disk only in a dump (DumpNow, Close with flight_dump_at_exit, a fatal signal with
+  // flight_dump_on_crash); no spool file exists until then.
+  bool flight = false;
+  uint64_t flight_bytes = 64u << 20;
+  bool flight_dump_at_exit = false;
+  bool flight_dump_on_crash = true;
 };
 
 class SpoolWriter {
@@ -58,12 +67,27 @@ class SpoolWriter {
 
   // Writer thread only (call it from |periodic|): makes everything captured so far readable and
   // returns the spool that holds it: this spool, with every buffer moved and the counters written.
-  // |reason| is static text for the log.
+  // In flight mode, a new spool "<trace stem>.flight-<n>.json.kspool" with the ring's contents
+  // (its Process record names "<trace stem>.flight-<n>.json" as its trace), handed to the dump
+  // listener; "" when it could not be written (logged). |reason| is static text, kept in the dump.
   std::string DumpNow(const char* reason);
 
   // Writer thread only (from |periodic|): a capture switch the writer made (a time edge, the
   // control file, the signal), in its own stream.
   void WriteMarker(const spool::MarkerBody& marker);
+  // Called (on the writer thread, or in Close) with each flight dump's spool and trace path.
+  // Set it before Start.
+  void SetDumpListener(std::function<void(const std::string& spool, const std::string& trace)> listener) {
+    dump_listener_ = std::move(listener);
+  }
+  // Flight mode, after Close: the spool and trace of the dump at exit ("" when none was made).
+  const std::string& exit_dump_spool() const { return exit_dump_spool_; }
+  const std::string& exit_dump_trace() const { return exit_dump_trace_; }
+  // Flight mode: where a crash dump would go ("" when none is armed).
+  const std::string& crash_dump_spool() const { return crash_spool_; }
+  bool flight() const { return options_.flight; }
+  // Flight mode, writer thread or after Close.
+  FlightRingStats flight_stats() const { return ring_ ? ring_->stats() : FlightRingStats{}; }
 
   bool running() const { return running_.load(std::memory_order_acquire); }
   // What a waiting callback watches: once false, nobody will make room any more.
@@ -80,6 +104,12 @@ class SpoolWriter {
   void MoveBuffers(bool all);
   void MoveBuffer(ThreadBuffer* b);
   void WriteOwnRecords();  // clock pair + counters, in the writer's own stream (0)
+  // One block of raw records: to the spool file, or into the flight ring.
+  void Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes);
+  std::vector<uint8_t> ProcessRecord(const std::string& trace_path) const;
+  // Writes a flight dump named with |tag| (e.g. "flight-3"); false (logged) when it cannot.
+  bool WriteFlightDump(const char* reason, std::string* spool_path, std::string* trace_path);
+  void ArmCrashDump();
 
   SpoolWriterOptions options_;
   std::function<void(spool::CountersBody*)> counters_;
@@ -97,6 +127,15 @@ class SpoolWriter {
   std::atomic<bool> running_{false};
   uint32_t writer_tid_ = 0;
   uint64_t last_flush_ns_ = 0;
+  // Flight mode.
+  std::unique_ptr<FlightRing> ring_;
+  std::vector<uint8_t> frame_;
+  spool::ProcessBody process_{};
+  std::string host_, trace_path_;
+  int next_dump_ = 1;
+  std::function<void(const std::string&, const std::string&)> dump_listener_;
+  std::string exit_dump_spool_, exit_dump_trace_, crash_spool_;
+  std::atomic<bool> sticky_warned_{false};
 };
 
 }  // namespace katrace

@@ -180,6 +180,12 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   }
   buf_.Raw("},\n\"spool\":{\"blocks\":").Uint(t.spool_blocks).Raw(",\"bytes\":").Uint(t.spool_bytes);
   buf_.Raw(",\"clean_end\":").Raw(t.clean_end ? "true" : "false").Raw(",\"cut_offset\":").Uint(t.cut_offset);
+  if (t.flight) {
+    buf_.Raw(",\"flight\":{\"reason\":").String(t.flight_reason).Raw(",\"signal\":").Int(t.flight_signal);
+    buf_.Raw(",\"evicted_blocks\":").Uint(t.flight_evicted_blocks).Raw(",\"evicted_bytes\":").Uint(t.flight_evicted_bytes);
+    buf_.Raw(",\"refused_blocks\":").Uint(t.flight_refused_blocks).Raw(",\"sticky_dropped\":").Uint(t.flight_sticky_dropped);
+    buf_.Raw(",\"cut_records\":").Uint(t.flight_cut_records).Raw("}");
+  }
   buf_.Raw("},\n\"communicators\":[");
   for (size_t i = 0; i < t.comms.size(); ++i) {
     const FooterComm& c = t.comms[i];

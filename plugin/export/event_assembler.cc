@@ -69,6 +69,11 @@ void EventAssembler::OnStart(const MergedRecord& r) {
     return;
   }
   spool::StartBody sb = ReadBody<spool::StartBody>(r.body, r.body_size);
+  // A flight dump starts, whole, after the last event record its ring let go.
+  if (index_.flight && sb.ticks <= index_.flight_body.cut_ticks) {
+    ++counts_.cut_starts;
+    return;
+  }
   if (sb.id == 0 || live_.Find(sb.id) != IdMap::kMissing) {
     ++counts_.duplicates;
     return;
@@ -217,7 +222,11 @@ void EventAssembler::OnStart(const MergedRecord& r) {
       }
     } else {
       Kind parent_kind;
-      if (done_.Find(sb.parent_id, &parent_kind)) e.parent_id = sb.parent_id;
+      if (done_.Find(sb.parent_id, &parent_kind)) {
+        e.parent_id = sb.parent_id;
+      } else {
+        ++counts_.unknown_parents;
+      }
     }
   }
   if (f & spool::kStartLateChild) {

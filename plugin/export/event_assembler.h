@@ -31,6 +31,10 @@ struct AssemblerCounts {
   uint64_t incomplete = 0;
   uint64_t late = 0;
   uint64_t orphans = 0;         // State/Stop for an id that is not live (its Start was not recorded)
+  uint64_t unknown_parents = 0; // Starts naming a parent neither live nor recently completed (in a
+                                // flight dump: evicted with the ring's older blocks)
+  uint64_t cut_starts = 0;      // flight dump: Starts at or before the ring's cut, left out (they
+                                // may have lost States, Stops or children with the evicted blocks)
   uint64_t duplicates = 0;      // a Start for an id already live, or id 0
   uint64_t over_budget = 0;     // Starts not assembled because the live events hit the memory budget
   uint64_t unknown_kinds = 0;   // event records with a kind index this exporter does not know

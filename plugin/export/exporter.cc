@@ -291,6 +291,17 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
 
   TraceTotals totals;
   FillTotals(index, sink.io_errors(), &totals);
+  if (index.flight) {
+    totals.flight = true;
+    totals.flight_reason = index.flight_reason;
+    totals.flight_signal = index.flight_body.signal;
+    totals.flight_evicted_blocks = index.flight_body.evicted_blocks;
+    totals.flight_evicted_bytes = index.flight_body.evicted_raw_bytes;
+    totals.flight_refused_blocks = index.flight_body.refused_blocks;
+    totals.flight_sticky_dropped = index.flight_body.sticky_dropped;
+    totals.flight_cut_records =
+        assembler.counts().cut_starts + assembler.counts().orphans + assembler.counts().unknown_parents;
+  }
   layout.Counters(last_ns, totals.drops, totals.drain, true);
   for (const spool::MarkerBody& m : index.markers) layout.Marker(index.clock.Ns(m.ticks), m);
   layout.Finish(last_ns, &totals);
@@ -341,7 +352,20 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     m += "; skipped " + std::to_string(index.unknown_records + ac.unknown_kinds) + " records of unknown type or kind";
   }
   if (ac.duplicates != 0) m += "; ignored " + std::to_string(ac.duplicates) + " duplicate starts";
-  if (ac.orphans != 0) m += "; ignored " + std::to_string(ac.orphans) + " states/stops of unrecorded events";
+  if (index.flight) {
+    m += "; a flight recorder dump (" + index.flight_reason + "): " + std::to_string(index.flight_body.evicted_blocks) +
+         " older blocks were evicted";
+    if (ac.cut_starts + ac.orphans + ac.unknown_parents != 0) {
+      m += "; left out " + std::to_string(ac.cut_starts) + " events that started before the cut, " +
+           std::to_string(ac.orphans) + " states/stops of events cut or evicted, and drew " +
+           std::to_string(ac.unknown_parents) + " children without their parent";
+    }
+    if (index.flight_body.sticky_dropped != 0) {
+      m += ", " + std::to_string(index.flight_body.sticky_dropped) + " names/communicators did not fit its sticky area";
+    }
+  } else if (ac.orphans != 0) {
+    m += "; ignored " + std::to_string(ac.orphans) + " states/stops of unrecorded events";
+  }
   if (ac.over_budget != 0) {
     m += "; " + std::to_string(ac.over_budget) + " events not assembled (live events exceeded the memory budget)";
   }

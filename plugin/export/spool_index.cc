@@ -69,6 +69,7 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
       case RecordType::kProcess:
       case RecordType::kCounters:
       case RecordType::kMarker:
+      case RecordType::kFlight:
         out->meta.push_back(MetaRecord{h, std::string(reinterpret_cast<const char*>(body), n)});
         break;
       case RecordType::kEnd:
@@ -154,6 +155,16 @@ bool ApplyMeta(const MetaRecord& m, uint32_t os_tid, SpoolIndex* index, std::vec
       memcpy(&mk, b.data(), sizeof(mk));
       if (!spool::IsKnownMarker(mk.what, mk.reason)) return false;
       index->markers.push_back(mk);
+      return true;
+    }
+    case RecordType::kFlight: {
+      if (b.size() < sizeof(spool::FlightBody)) return false;
+      spool::FlightBody f;
+      memcpy(&f, b.data(), sizeof(f));
+      if (f.reason_length > b.size() - sizeof(f)) return false;
+      index->flight = true;
+      index->flight_body = f;
+      index->flight_reason = b.substr(sizeof(f), f.reason_length);
       return true;
     }
     case RecordType::kCounters: {

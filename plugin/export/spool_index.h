@@ -75,6 +75,10 @@ struct SpoolIndex {
 
   std::unordered_map<uint32_t, std::string> strings;
   std::vector<CommInstance> comms;  // sorted by (slot, ticks)
+  // A flight recorder dump (a Flight record): the blocks before it were evicted, not lost.
+  bool flight = false;
+  spool::FlightBody flight_body{};
+  std::string flight_reason;
   bool has_counters = false;
   spool::CountersBody counters{};  // element-wise max: the records are cumulative
 

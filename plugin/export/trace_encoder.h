@@ -121,6 +121,13 @@ struct TraceTotals {
   std::vector<FooterComm> comms;
   uint64_t spool_blocks = 0, spool_bytes = 0, cut_offset = 0;
   bool clean_end = false;
+  // A flight recorder dump: what its ring let go, and the records that lost their Start or
+  // parent with it (expected there, not lost).
+  bool flight = false;
+  std::string flight_reason;
+  int flight_signal = 0;
+  uint64_t flight_evicted_blocks = 0, flight_evicted_bytes = 0, flight_refused_blocks = 0, flight_sticky_dropped = 0;
+  uint64_t flight_cut_records = 0;
 };
 
 class TraceEncoder {

@@ -1,0 +1,29 @@
+// Framing of one spool block (spool_format.h): the header, the optionally LZ4-compressed payload
+// and the CRC. Shared by the spool file, which writes blocks as they come, and the flight
+// recorder, which keeps framed blocks in memory and numbers them only when it dumps them.
+#ifndef KATRACE_PLUGIN_CAPTURE_BLOCK_FRAME_H_
+#define KATRACE_PLUGIN_CAPTURE_BLOCK_FRAME_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "katrace/spool_format.h"
+
+namespace katrace {
+
+// Frames |raw| (|raw_bytes| of whole records) into |*frame| (header, then payload), numbered
+// |sequence|. Returns the CRC of the payload alone, which Renumber needs.
+uint32_t FrameBlock(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw, uint32_t raw_bytes,
+                    bool compress, std::vector<uint8_t>* frame);
+
+// Gives |*header| a new sequence number and the CRC that goes with it, from the CRC of its
+// payload: no pass over the payload. Async-signal-safe (pure computation).
+void Renumber(spool::BlockHeader* header, uint64_t sequence, uint32_t payload_crc);
+
+// The CRC of |n| bytes (zlib crc32, continuing from |crc|). Async-signal-safe.
+uint32_t Crc32(uint32_t crc, const uint8_t* data, uint64_t n);
+
+}  // namespace katrace
+
+#endif  // KATRACE_PLUGIN_CAPTURE_BLOCK_FRAME_H_

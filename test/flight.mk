@@ -1,0 +1,17 @@
+# The flight recorder: its ring and sticky area (FlightRing suite) and the spool writer in flight
+# mode (FlightWriter suite) driven directly; and a stand-in NCCL process for the plugin suite
+# (test_plugin_flight.cc) that must crash or exit on its own.
+FLIGHT_TEST_OBJS := $(BUILD)/obj/test/test_flight_ring.o $(BUILD)/obj/test/test_flight_writer.o \
+    $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/block_frame.o \
+    $(BUILD)/obj/plugin/capture/spool_writer.o $(BUILD)/obj/plugin/capture/spool_file.o \
+    $(BUILD)/obj/plugin/capture/crash_dump.o $(BUILD)/obj/plugin/capture/host_clock.o \
+    $(BUILD)/obj/plugin/flight_exports.o $(BUILD)/obj/plugin/config.o $(BUILD)/obj/common/event_mask.o
+$(BUILD)/test/test_flight: $(FLIGHT_TEST_OBJS) $(EXPORT_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS) $(EXPORT_LIB_LIBS)
+TEST_BINS += $(BUILD)/test/test_flight
+
+$(BUILD)/test/flight_driver: $(BUILD)/obj/test/fixtures/flight_driver.o
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
+$(BUILD)/test/test_plugin: | $(BUILD)/test/flight_driver $(SIM_BIN)
