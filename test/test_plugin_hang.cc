@@ -2,6 +2,7 @@
 // events while collectives are in flight gets "<trace>.hang.json" naming what is open, within
 // the timeout plus 1 s, once per hang; steady progress, an idle job, or the watchdog left off
 // (the default) get no report.
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ class HangTest : public PluginTest {
   void TearDown() override {
     unsetenv("KATRACE_HANG_TIMEOUT");
     unsetenv("KATRACE_MASK");
+    unsetenv("KATRACE_MODE");
   }
 
   bool ReportExists() const {
@@ -148,6 +150,33 @@ TEST_F(HangTest, ReportNamesTheOpenChannelStepAndPeerOnly) {
   // The job went on: the trace is built at the end as usual, the hung events in it incomplete.
   nlohmann::json trace = ExpectValidTrace(trace_path_);
   EXPECT_GE(Footer(trace)["incomplete"].get<int64_t>(), 4) << "the hung Coll, KernelCh, KernelStep, ProxyStep";
+}
+
+// With the flight recorder the hang dumps the ring, the report is read from that dump, and the
+// dump becomes a trace of what led to the hang, the hung events in it incomplete.
+TEST_F(HangTest, InFlightModeTheReportComesFromTheRingsDump) {
+  setenv("KATRACE_HANG_TIMEOUT", "500ms", 1);
+  setenv("KATRACE_MODE", "flight", 1);
+  Comm c = InitComm(0x7711, 0, 2);
+  for (uint64_t seq = 1; seq <= 20; ++seq) CollWithChannels(c.ctx, nullptr, seq, 2);
+  Clock::time_point last = StartHungColl(c.ctx, 21, 1);
+  ASSERT_GT(WaitForReport(last, std::chrono::milliseconds(3000)), 0.49) << "a report within 3 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  nlohmann::json r = Report();
+  ASSERT_TRUE(r.is_object()) << ReadWholeFile(report_);
+  ASSERT_EQ(r["communicators"].size(), 1u) << r.dump(1);
+  EXPECT_EQ(r["communicators"][0]["oldest_in_flight"]["seq"], 21);
+  ASSERT_EQ(r["communicators"][0]["open_kernel_steps"].size(), 1u);
+  EXPECT_EQ(r["communicators"][0]["open_kernel_steps"][0]["peer"], 1);
+  const std::string dumped = trace_path_.substr(0, trace_path_.size() - strlen(".json")) + ".flight-1.json";
+  for (int i = 0; i < 100 && access(dumped.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  nlohmann::json trace = ExpectValidTrace(dumped);
+  EXPECT_EQ(Slices(trace, "Coll").size(), 21u) << "the collectives before the hang and the hung one";
+  EXPECT_GE(Footer(trace)["incomplete"].get<int64_t>(), 4) << "the hung Coll, KernelCh, KernelStep, ProxyStep";
+  v6().finalize(c.ctx);
+  EXPECT_NE(access(trace_path_.c_str(), F_OK), 0) << "a flight session writes no trace at its end unless asked";
 }
 
 TEST_F(HangTest, NoReportWhileStepsKeepCompleting) {

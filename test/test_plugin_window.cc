@@ -6,6 +6,7 @@
 // ProxyOp children on a "proxy" pass afterwards.
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,8 +29,9 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kWindowVars[] = {"KATRACE_DELAY",   "KATRACE_DURATION", "KATRACE_SAMPLE",
-                                   "KATRACE_CONTROL", "KATRACE_SIGNAL",   "KATRACE_KEEP_SPOOL"};
+const char* const kWindowVars[] = {"KATRACE_DELAY",  "KATRACE_DURATION",   "KATRACE_SAMPLE",
+                                   "KATRACE_CONTROL", "KATRACE_SIGNAL",    "KATRACE_KEEP_SPOOL",
+                                   "KATRACE_MODE",    "KATRACE_FLIGHT_AT_EXIT"};
 
 uint64_t NowMs() {
   timespec ts;
@@ -271,6 +273,45 @@ TEST_F(WindowTest, ControlFileStartsStopsAndDumps) {
   int unknown = 0;
   for (const std::string& w : CapturedWarnings()) unknown += w.find("unknown word 'frobnicate'") != std::string::npos;
   EXPECT_EQ(unknown, 1);
+}
+
+// In flight mode `dump` writes the ring as a dump of its own, exported in the background, markers
+// included (the writer's own blocks go through the ring like the callbacks'); the job goes on
+// and the dump at exit holds the rest.
+TEST_F(WindowTest, InFlightModeTheControlFileDumpsTheRing) {
+  const std::string control = dir_ + "/control";
+  auto say = [&](const std::string& word) {
+    std::ofstream(control, std::ios::app) << word << "\n";
+    SleepMs(350);  // the writer polls about every 100 ms
+  };
+  std::ofstream(control) << "\n";
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  setenv("KATRACE_MODE", "flight", 1);
+  setenv("KATRACE_FLIGHT_AT_EXIT", "1", 1);
+  const std::string stem = trace_path_.substr(0, trace_path_.size() - strlen(".json"));
+  Comm c = InitComm(0x3110, 0, 2);
+  Groups(c.ctx, 0, 10);
+  say("stop");
+  Groups(c.ctx, 10, 20);
+  say("start");
+  Groups(c.ctx, 20, 30);
+  say("dump");
+  const std::string dumped = stem + ".flight-1.json";
+  for (int i = 0; i < 100 && access(dumped.c_str(), F_OK) != 0; ++i) SleepMs(50);
+  ASSERT_EQ(access(dumped.c_str(), F_OK), 0) << "the dump is exported while the job runs";
+  EXPECT_NE(access(trace_path_.c_str(), F_OK), 0) << "the flight recorder writes no trace of its own";
+  std::vector<uint64_t> kept = Range(0, 10);
+  for (uint64_t s = 20; s < 30; ++s) kept.push_back(s);
+  json first = ExpectValidTrace(dumped);
+  EXPECT_EQ(Seqs(first), kept);
+  EXPECT_EQ(Markers(first), (std::vector<std::string>{"capture off (control file)", "capture on (control file)",
+                                                      "dump (control file)"}));
+  Groups(c.ctx, 30, 35);
+  v6().finalize(c.ctx);
+  json last = ExpectValidTrace(stem + ".flight-2.json");
+  for (uint64_t s = 30; s < 35; ++s) kept.push_back(s);
+  EXPECT_EQ(Seqs(last), kept);
+  EXPECT_EQ(Markers(last).size(), 3u);
 }
 
 // A control file that does not exist yet is normal: capture runs, and the file is picked up once
