@@ -17,8 +17,11 @@
 #include <string>
 
 #include "nccl_profiler/v6.h"
+#include "test/fixtures/reported_collective.h"
 
 namespace {
+
+using katrace_fixture::ReportCollective;
 
 uint64_t NowNs() {
   timespec ts;
@@ -36,37 +39,6 @@ long StatusKib(const char* field) {
   }
   if (f != nullptr) fclose(f);
   return kib;
-}
-
-void Collective(ncclProfiler_v6_t* p, void* ctx, uint64_t seq) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof(d));
-  d.type = ncclProfileColl;
-  d.coll.seqNumber = seq;
-  d.coll.func = "AllReduce";
-  d.coll.datatype = "ncclFloat32";
-  d.coll.count = 1024 + seq % 4096;
-  d.coll.algo = "RING";
-  d.coll.proto = "SIMPLE";
-  d.coll.nChannels = 2;
-  void* coll = nullptr;
-  p->startEvent(ctx, &coll, &d);
-  p->stopEvent(coll);
-  for (uint8_t ch = 0; ch < 2; ++ch) {
-    ncclProfilerEventDescr_v6_t k;
-    memset(&k, 0, sizeof(k));
-    k.type = ncclProfileKernelCh;
-    k.parentObj = coll;
-    k.kernelCh.channelId = ch;
-    k.kernelCh.pTimer = NowNs();
-    void* h = nullptr;
-    p->startEvent(ctx, &h, &k);
-    ncclProfilerEventStateArgs_v6_t a;
-    memset(&a, 0, sizeof(a));
-    a.kernelCh.pTimer = NowNs();
-    p->recordEventState(h, ncclProfilerKernelChStop, &a);
-    p->stopEvent(h);
-  }
 }
 
 }  // namespace
@@ -95,7 +67,7 @@ int main(int argc, char** argv) {
   uint64_t next_sample = start, colls = 0;
   long steady_kib = 0;
   for (;;) {
-    for (int i = 0; i < 1000; ++i) Collective(p, ctx, colls++);
+    for (int i = 0; i < 1000; ++i, ++colls) ReportCollective(p, ctx, colls, 1024 + colls % 4096);
     uint64_t now = NowNs();
     if (now >= next_sample) {
       next_sample = now + 250 * 1000 * 1000;

@@ -24,23 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/enqueue_collective.h"
 #include "nccl_profiler/v6.h"
 
 namespace {
 
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-ncclProfilerEventDescr_v6_t Descr(uint64_t type, void* parent) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof(d));
-  d.type = type;
-  d.parentObj = parent;
-  return d;
-}
+using katrace_bench::EnqueueCollective;
+using katrace_bench::NowNs;
 
 struct Result {
   double ns_per_coll;
@@ -93,47 +83,9 @@ bool Run(const char* path, uint64_t collectives, Result* out) {
   static int mask = 0;
   void* ctx = nullptr;
   p->init(&ctx, 0x5eed, &mask, "sustained", 1, 1, 0, nullptr);
-  ncclProfilerEventStateArgs_v6_t args;
-  memset(&args, 0, sizeof(args));
   uint64_t gpu = 1ull << 50;
   uint64_t t0 = NowNs();
-  for (uint64_t i = 0; i < collectives; ++i) {
-    void *group_api = nullptr, *coll_api = nullptr, *group = nullptr, *coll = nullptr, *kch = nullptr;
-    ncclProfilerEventDescr_v6_t ga = Descr(ncclProfileGroupApi, nullptr);
-    ga.groupApi.groupDepth = 1;
-    p->startEvent(ctx, &group_api, &ga);
-    ncclProfilerEventDescr_v6_t ca = Descr(ncclProfileCollApi, group_api);
-    ca.collApi.func = "AllReduce";
-    ca.collApi.count = 1 << 20;
-    ca.collApi.datatype = "ncclFloat32";
-    p->startEvent(ctx, &coll_api, &ca);
-    p->stopEvent(coll_api);
-    p->recordEventState(group_api, ncclProfilerGroupStartApiStop, nullptr);
-    p->recordEventState(group_api, ncclProfilerGroupEndApiStart, nullptr);
-    ncclProfilerEventDescr_v6_t g = Descr(ncclProfileGroup, nullptr);
-    p->startEvent(ctx, &group, &g);
-    ncclProfilerEventDescr_v6_t c = Descr(ncclProfileColl, coll_api);
-    c.coll.seqNumber = i;
-    c.coll.func = "AllReduce";
-    c.coll.datatype = "ncclFloat32";
-    c.coll.count = 1 << 20;
-    c.coll.algo = "RING";
-    c.coll.proto = "SIMPLE";
-    c.coll.nChannels = 1;
-    c.coll.parentGroup = group;
-    p->startEvent(ctx, &coll, &c);
-    p->stopEvent(coll);
-    p->stopEvent(group);
-    p->stopEvent(group_api);
-    ncclProfilerEventDescr_v6_t k = Descr(ncclProfileKernelCh, coll);
-    k.kernelCh.channelId = 0;
-    k.kernelCh.pTimer = gpu;
-    p->startEvent(ctx, &kch, &k);
-    args.kernelCh.pTimer = gpu + 5000;
-    p->recordEventState(kch, ncclProfilerKernelChStop, &args);
-    p->stopEvent(kch);
-    gpu += 6000;
-  }
+  for (uint64_t i = 0; i < collectives; ++i) EnqueueCollective(p, ctx, i, &gpu);
   uint64_t t1 = NowNs();
   p->finalize(ctx);
   uint64_t t2 = NowNs();

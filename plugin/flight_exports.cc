@@ -5,7 +5,7 @@
 
 #include <system_error>
 
-#include "plugin/export/exporter.h"
+#include "plugin/session_export.h"
 
 namespace katrace {
 
@@ -15,22 +15,14 @@ bool ExportFlightDump(const std::string& spool, const std::string& trace, const 
             spool.c_str(), spool.c_str());
     return false;
   }
-  ExportOptions options;
-  options.output = trace;
-  options.gzip = config.gzip;
-  options.summary = with_summary && config.summary;
-  if (options.summary) options.summary_path = config.summary_path;
-  options.progress = false;
-  ExportReport report = ExportSpool(spool, options);
-  if (report.ok) {
-    fprintf(stderr, "katrace: flight recorder trace %s: %llu events, %llu lost%s\n", report.trace_path.c_str(),
-            static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
-            report.incomplete != 0 ? (", " + std::to_string(report.incomplete) + " incomplete").c_str() : "");
-  } else {
-    fprintf(stderr, "katrace: the flight recorder trace could not be built (%s); the dump is kept in %s: katrace-export %s\n",
-            report.message.c_str(), spool.c_str(), spool.c_str());
-  }
-  return report.ok && !config.keep_spool;
+  SessionExport job;
+  job.spool = spool;
+  job.trace = trace;
+  job.label = "flight recorder trace";
+  job.kept_as = "dump";
+  job.summary = with_summary;
+  job.progress = false;  // in the background, while the job runs: one line when done
+  return ExportSessionSpool(job, config) && !config.keep_spool;
 }
 
 void FlightExports::Submit(const std::string& spool, const std::string& trace) {

@@ -37,13 +37,13 @@
 #include "plugin/clock.h"
 #include "plugin/config.h"
 #include "plugin/event_pool.h"
-#include "plugin/export/exporter.h"
 #include "plugin/export/hang_report.h"
 #include "plugin/flight_exports.h"
 #include "plugin/handle_codec.h"
 #include "plugin/logger.h"
 #include "plugin/nvtx_sink.h"
 #include "plugin/process_identity.h"
+#include "plugin/session_export.h"
 #include "plugin/slot_state.h"
 
 namespace katrace {
@@ -696,21 +696,10 @@ void CloseSession(Session* s) {
             spool_path.c_str(), static_cast<unsigned long long>(dropped), spool_path.c_str());
     return;
   }
-  ExportOptions options;
-  options.output = s->trace_path;
-  options.gzip = s->config.gzip;
-  options.summary = s->config.summary;
-  options.summary_path = s->config.summary_path;
-  ExportReport report = ExportSpool(spool_path, options);
-  if (report.ok && !s->config.keep_spool) unlink(spool_path.c_str());
-  if (report.ok) {
-    fprintf(stderr, "katrace: trace %s: %llu events, %llu lost%s\n", report.trace_path.c_str(),
-            static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
-            report.incomplete != 0 ? (", " + std::to_string(report.incomplete) + " incomplete").c_str() : "");
-  } else {
-    fprintf(stderr, "katrace: the trace could not be built (%s); the capture is kept in %s: katrace-export %s\n",
-            report.message.c_str(), spool_path.c_str(), spool_path.c_str());
-  }
+  SessionExport job;
+  job.spool = spool_path;
+  job.trace = s->trace_path;
+  if (ExportSessionSpool(job, s->config) && !s->config.keep_spool) unlink(spool_path.c_str());
 }
 
 // Many jobs exit without destroying their communicators, so NCCL never calls finalize. The
