@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -312,6 +313,23 @@ TEST_F(WindowTest, InFlightModeTheControlFileDumpsTheRing) {
   for (uint64_t s = 30; s < 35; ++s) kept.push_back(s);
   EXPECT_EQ(Seqs(last), kept);
   EXPECT_EQ(Markers(last).size(), 3u);
+}
+
+// A control file that is a pipe is never read (it could block the writer thread): one warning,
+// and capture goes on as configured.
+TEST_F(WindowTest, AControlPipeIsIgnoredWithOneWarning) {
+  const std::string control = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(control.c_str(), 0600), 0);
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  Comm c = InitComm(0x3111, 0, 2);
+  Groups(c.ctx, 0, 5);
+  SleepMs(250);
+  Groups(c.ctx, 5, 10);
+  json trace = Finish(c.ctx);
+  EXPECT_EQ(Seqs(trace), Range(0, 10));
+  int warned = 0;
+  for (const std::string& w : CapturedWarnings()) warned += w.find("is not a regular file") != std::string::npos;
+  EXPECT_EQ(warned, 1);
 }
 
 // A control file that does not exist yet is normal: capture runs, and the file is picked up once

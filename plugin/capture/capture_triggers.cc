@@ -87,6 +87,10 @@ void CaptureTriggers::ReadControl(SpoolWriter* spool) {
     char buf[kControlTailBytes];
     const ssize_t n = pread(fd, buf, sizeof(buf), from);
     if (n > 0) text.assign(buf, static_cast<size_t>(n));
+  } else if (!not_regular_warned_) {
+    // Never read: a pipe or a device could block the writer thread or never end.
+    not_regular_warned_ = true;
+    LogWarn("KATRACE_CONTROL " + control_path_ + " is not a regular file; it is ignored until it is one");
   }
   close(fd);
   const std::string word = LastWord(text);

@@ -58,6 +58,7 @@ class CaptureTriggers {
   uint64_t next_control_poll_ns_ = 0;
   int signal_ = 0;
   bool handler_installed_ = false;
+  bool not_regular_warned_ = false;  // the control file is a directory, a pipe, a device
   struct sigaction previous_ {};
   uint32_t signals_seen_ = 0;
   std::vector<spool::MarkerBody> pending_;  // switches made at Start, for the first Poll
