@@ -523,10 +523,10 @@ void CheckForHang(Session* s) {
   try {
     s->hang_reporter = std::thread([s, in] {
       HangReportResult r = WriteHangReport(in);
-      if (r.ok) {
+      if (!r.summary.empty()) {
         fputs(r.summary.c_str(), stderr);
       } else {
-        fprintf(stderr, "katrace: a hang was detected but its report could not be written (%s)\n", r.message.c_str());
+        fprintf(stderr, "katrace: a hang was detected but its report could not be built (%s)\n", r.message.c_str());
       }
       s->hang_reporting.store(false, std::memory_order_release);
     });

@@ -179,6 +179,33 @@ TEST_F(HangTest, InFlightModeTheReportComesFromTheRingsDump) {
   EXPECT_NE(access(trace_path_.c_str(), F_OK), 0) << "a flight session writes no trace at its end unless asked";
 }
 
+// Where the trace cannot be written the spool goes to $TMPDIR, and the report follows it.
+TEST_F(HangTest, AnUnwritableTraceDirectorySendsTheReportWhereTheSpoolWent) {
+  const std::string fallback = dir_ + "/fallback";
+  ASSERT_EQ(mkdir(fallback.c_str(), 0755), 0);
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string saved_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  setenv("TMPDIR", fallback.c_str(), 1);
+  setenv("KATRACE_OUTPUT", "/proc/katrace-no-such-dir/trace.json", 1);
+  setenv("KATRACE_EXPORT", "off", 1);
+  setenv("KATRACE_HANG_TIMEOUT", "300ms", 1);
+  Comm c = InitComm(0x7712, 0, 2);
+  if (saved_tmpdir.empty()) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  }
+  StartHungColl(c.ctx, 1, 1);
+  report_ = fallback + "/trace.json.hang.json";
+  ASSERT_GT(WaitForReport(Clock::now(), std::chrono::milliseconds(3000)), 0) << "no report in " << fallback;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  nlohmann::json r = Report();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["communicators"][0]["open_channels"][0]["channel"], 1);
+  v6().finalize(c.ctx);
+  unsetenv("KATRACE_EXPORT");
+}
+
 TEST_F(HangTest, NoReportWhileStepsKeepCompleting) {
   setenv("KATRACE_HANG_TIMEOUT", "300ms", 1);
   Comm c = InitComm(0x1234, 0, 2);

@@ -1,6 +1,7 @@
 #include "plugin/export/hang_report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include <algorithm>
 #include <exception>
@@ -197,10 +198,11 @@ HangReportResult Build(const HangReportInput& in) {
   j.Key("tasks_in_flight").Int(in.in_flight).Char(',');
   j.Key("communicators").Char('[');
 
-  std::string text = "katrace: HANG: no event completed for " + Writer::Seconds(w.Ago(in.last_progress_monotonic_ns)) +
-                     " s with " + std::to_string(in.in_flight) + (in.in_flight == 1 ? " collective" : " collectives") +
-                     " in flight; report " + in.report_path +
-                     "\n";
+  const std::string head = "katrace: HANG: no event completed for " +
+                           Writer::Seconds(w.Ago(in.last_progress_monotonic_ns)) + " s with " +
+                           std::to_string(in.in_flight) + (in.in_flight == 1 ? " collective" : " collectives") +
+                           " in flight; ";
+  std::string text;
   bool first_comm = true;
   for (const CommHang& c : comms) {
     const CommInstance* ci = c.comm_index >= 0 && static_cast<size_t>(c.comm_index) < index.comms.size()
@@ -298,12 +300,22 @@ HangReportResult Build(const HangReportInput& in) {
   }
   j.Raw("]}\n");
   if (comms.empty()) text += "katrace:   (nothing open in the spool: its records may have been dropped)\n";
-  if (!WriteTextFileAtomically(in.report_path, j.str(), &error)) {
-    result.message = error;
-    return result;
+  // Where the trace cannot go (a read-only directory), the spool went elsewhere: the report
+  // follows it. Either way the summary reaches stderr.
+  std::string path = in.report_path;
+  bool written = WriteTextFileAtomically(path, j.str(), &error);
+  const size_t ext = in.spool_path.rfind(".kspool");
+  const std::string spool_stem = ext != std::string::npos && ext + strlen(".kspool") == in.spool_path.size()
+                                     ? in.spool_path.substr(0, ext)
+                                     : in.spool_path;
+  if (!written && !spool_stem.empty() && spool_stem + ".hang.json" != path) {
+    std::string second_error;
+    path = spool_stem + ".hang.json";
+    written = WriteTextFileAtomically(path, j.str(), &second_error);
   }
-  result.ok = true;
-  result.summary = text;
+  result.summary = head + (written ? "report " + path : "the report could not be written (" + error + ")") + "\n" + text;
+  result.ok = written;
+  if (!written) result.message = error;
   return result;
 }
 
