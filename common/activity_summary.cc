@@ -105,9 +105,12 @@ void ActivitySummary::Add(const ActivitySlice& s) {
 }
 
 void ActivitySummary::AddShared(const ActivitySlice& s) {
+  // The start is compared but not hashed: the plugin and katrace-stats place the same slices on
+  // timelines with different origins, and a hash of the start would make their index collisions,
+  // and so their tables, differ. Slices come in start order, so one kernel's sharers all arrive
+  // before the next kernel of that channel takes the slot.
   uint64_t h = Hash(s.category, {});
-  for (uint64_t v : {s.comm, static_cast<uint64_t>(s.rank), static_cast<uint64_t>(s.channel),
-                     static_cast<uint64_t>(s.start_ns), s.duration_ns}) {
+  for (uint64_t v : {s.comm, static_cast<uint64_t>(s.rank), static_cast<uint64_t>(s.channel), s.duration_ns}) {
     h = Mix(h, v);
   }
   int32_t& slot = shared_index_[(h >> 40) % kSharedIndex];
