@@ -50,9 +50,10 @@ BENCH_LIBS := -lbenchmark -pthread
 # Filled in by the module.mk files.
 ALL_TARGETS :=
 TEST_BINS :=
-# Suites whose code under test runs on one thread (the trace tools, the config parser), or whose
-# threads another suite already runs under TSan (the sim-driven summary and format-doc checks):
-# the TSan tree skips them, which saves a quarter of its build. ASan and UBSan run every suite.
+# Suites whose code under test runs on one thread (the trace tools, the config parser, the clock
+# fit), or whose threads another suite already runs under TSan (the sim-driven summary, layout and
+# format-doc checks): the TSan tree skips them, which saves a third of its build. ASan and UBSan
+# run every suite.
 TSAN_SKIPPED_TEST_BINS :=
 BENCH_BINS :=
 
