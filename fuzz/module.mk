@@ -4,7 +4,7 @@
 # FUZZ_SECONDS; `make check` runs a bounded FUZZ_CHECK_SECONDS each. Inputs that crashed land in
 # fuzz/regressions/, replayed with the seeds of fuzz/corpus/ by test_fuzz_replay (test/fuzz.mk).
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 30
+FUZZ_CHECK_SECONDS ?= 20
 
 .PHONY: fuzz fuzz-check
 fuzz: $(PLUGIN_SO)
