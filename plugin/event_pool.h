@@ -7,6 +7,7 @@
 #define KATRACE_PLUGIN_EVENT_POOL_H_
 
 #include <sched.h>
+#include <unistd.h>
 #include <stdint.h>
 
 #include <atomic>
@@ -57,13 +58,22 @@ class EventPool {
   size_t bytes() const { return static_cast<size_t>(size_) * (sizeof(EventSlot) + 2 * sizeof(uint64_t)); }
   EventSlot& slot(uint32_t i) { return slots_[i]; }
 
-  // Returns false when every slot is live. The queue's pop can fail for a moment while another
-  // thread is half-way through a push; a few retries tell that from a really empty free list.
+  // Returns false when every slot is live. A pop also fails while the next free slot sits behind
+  // a push another thread has begun and not yet published: the free list is a FIFO, so once that
+  // thread is preempted, every slot freed after it waits behind it. The free list then still
+  // counts slots (ApproxSize), and the caller waits for that thread rather than drop the event:
+  // a few yields, then short sleeps, up to about 100 ms, so that a state nothing explains costs
+  // a drop, never a hang.
   bool Acquire(uint32_t* index) {
-    for (int attempt = 0; attempt < 64; ++attempt) {
+    constexpr int kYields = 64, kSleeps = 2000;
+    for (int attempt = 0; attempt < kYields + kSleeps; ++attempt) {
       if (free_.TryPop(index)) return true;
       if (free_.ApproxSize() == 0) return false;
-      sched_yield();
+      if (attempt < kYields) {
+        sched_yield();
+      } else {
+        usleep(50);
+      }
     }
     return false;
   }
