@@ -31,3 +31,13 @@ $(BUILD)/bench/flight_rss_bench: $(BUILD)/obj/bench/flight_rss_bench.o | $(PLUGI
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 BENCH_BINS += $(BUILD)/bench/flight_rss_bench
+
+# The spool writer's own capacity in records/s, fed by the cheapest possible producer.
+SPOOL_WRITER_BENCH_OBJS := $(BUILD)/obj/bench/spool_writer_bench.o $(BUILD)/obj/plugin/capture/spool_writer.o \
+    $(BUILD)/obj/plugin/capture/spool_file.o $(BUILD)/obj/plugin/capture/block_frame.o \
+    $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/crash_dump.o \
+    $(BUILD)/obj/plugin/capture/host_clock.o $(BUILD)/obj/plugin/logger.o
+$(BUILD)/bench/spool_writer_bench: $(SPOOL_WRITER_BENCH_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -lz -llz4 -pthread
+BENCH_BINS += $(BUILD)/bench/spool_writer_bench

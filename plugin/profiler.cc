@@ -688,6 +688,11 @@ void CloseSession(Session* s) {
     CloseFlightSession(s);
     return;
   }
+  if (s->spool->uncompressed_blocks() != 0) {
+    LogInfo("the spool writer fell behind the capture " + std::to_string(s->spool->uncompressed_blocks()) +
+            " times and wrote those blocks uncompressed (" + std::to_string(s->spool->uncompressed_bytes() >> 20) +
+            " MiB) rather than make NCCL's threads wait");
+  }
   uint64_t dropped = 0;
   for (auto& d : s->counters.dropped) dropped += d.load();
   std::string spool_path = s->spool->path();

@@ -1,7 +1,8 @@
 # The flight recorder: its ring and sticky area (FlightRing suite) and the spool writer in flight
-# mode (FlightWriter suite) driven directly; and a stand-in NCCL process for the plugin suite
-# (test_plugin_flight.cc) that must crash or exit on its own.
+# mode (FlightWriter suite) and in file mode (SpoolWriter suite) driven directly; and a stand-in
+# NCCL process for the plugin suite (test_plugin_flight.cc) that must crash or exit on its own.
 FLIGHT_TEST_OBJS := $(BUILD)/obj/test/test_flight_ring.o $(BUILD)/obj/test/test_flight_writer.o \
+    $(BUILD)/obj/test/test_spool_writer.o \
     $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/block_frame.o \
     $(BUILD)/obj/plugin/capture/spool_writer.o $(BUILD)/obj/plugin/capture/spool_file.o \
     $(BUILD)/obj/plugin/capture/crash_dump.o $(BUILD)/obj/plugin/capture/host_clock.o \

@@ -25,6 +25,19 @@ void Renumber(spool::BlockHeader* header, uint64_t sequence, uint32_t payload_cr
   header->crc32 = static_cast<uint32_t>(crc32_combine(head_crc, payload_crc, static_cast<z_off_t>(header->stored_bytes)));
 }
 
+spool::BlockHeader RawBlockHeader(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw,
+                                  uint32_t raw_bytes, uint32_t* payload_crc) {
+  spool::BlockHeader h{};
+  h.magic = spool::kBlockMagic;
+  h.raw_bytes = raw_bytes;
+  h.stored_bytes = raw_bytes;
+  h.stream = stream;
+  h.os_tid = os_tid;
+  *payload_crc = Crc32(0, raw, raw_bytes);
+  Renumber(&h, sequence, *payload_crc);
+  return h;
+}
+
 uint32_t FrameBlock(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw, uint32_t raw_bytes,
                     bool compress, std::vector<uint8_t>* frame) {
   size_t bound = compress ? static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw_bytes))) : raw_bytes;

@@ -17,6 +17,11 @@ namespace katrace {
 uint32_t FrameBlock(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw, uint32_t raw_bytes,
                     bool compress, std::vector<uint8_t>* frame);
 
+// The header of an uncompressed block whose payload is |raw| itself, so that the caller can write
+// the payload from where it lies, without a copy. |*payload_crc| is set as FrameBlock returns it.
+spool::BlockHeader RawBlockHeader(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw,
+                                  uint32_t raw_bytes, uint32_t* payload_crc);
+
 // Gives |*header| a new sequence number and the CRC that goes with it, from the CRC of its
 // payload: no pass over the payload. Async-signal-safe (pure computation).
 void Renumber(spool::BlockHeader* header, uint64_t sequence, uint32_t payload_crc);

@@ -105,26 +105,30 @@ bool SpoolFile::WriteAll(const uint8_t* data, size_t n, int* err) {
   return true;
 }
 
-void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes) {
+void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress) {
   if (fd_ < 0 || raw_bytes == 0) return;
-  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, compress_, &frame_);
-  Append(frame_.data(), frame_.size(), raw_bytes);
+  if (!(compress_ && compress)) {
+    // Written from where the records lie: no copy into a frame.
+    uint32_t payload_crc = 0;
+    const spool::BlockHeader h = RawBlockHeader(stream, os_tid, sequence_, raw, raw_bytes, &payload_crc);
+    Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), raw, raw_bytes, raw_bytes);
+    return;
+  }
+  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, true, &frame_);
+  Append(frame_.data(), frame_.size(), nullptr, 0, raw_bytes);
 }
 
 void SpoolFile::WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc) {
   if (fd_ < 0) return;
   spool::BlockHeader h = header;
   Renumber(&h, sequence_, payload_crc);
-  frame_.resize(sizeof(h) + h.stored_bytes);
-  memcpy(frame_.data(), &h, sizeof(h));
-  memcpy(frame_.data() + sizeof(h), payload, h.stored_bytes);
-  Append(frame_.data(), frame_.size(), h.raw_bytes);
+  Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), payload, h.stored_bytes, h.raw_bytes);
 }
 
-void SpoolFile::Append(const uint8_t* frame, size_t n, uint32_t raw_bytes) {
+void SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes) {
   int err = 0;
-  if (WriteAll(frame, n, &err)) {
-    offset_ += n;
+  if (WriteAll(frame, n, &err) && (rest_n == 0 || WriteAll(rest, rest_n, &err))) {
+    offset_ += n + rest_n;
     raw_total_ += raw_bytes;
     ++sequence_;
     return;

@@ -27,8 +27,9 @@ class SpoolFile {
   // False with |*error| when nothing could be created.
   bool Create(const std::string& trace_path, int os_pid, bool compress, std::string* note, std::string* error);
 
-  // Frames |raw| (|raw_bytes| of whole records) as one block and writes it.
-  void WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes);
+  // Frames |raw| (|raw_bytes| of whole records) as one block and writes it, compressed when the
+  // file compresses and |compress| allows it.
+  void WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress = true);
   // Writes a block framed earlier (by the flight recorder), renumbered to follow this file's.
   void WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc);
   void Close();
@@ -40,7 +41,9 @@ class SpoolFile {
   uint64_t raw_bytes() const { return raw_total_; }
 
  private:
-  void Append(const uint8_t* frame, size_t n, uint32_t raw_bytes);
+  // One block: |frame| (n bytes), then |rest| (rest_n bytes, the payload when it was not copied
+  // into the frame). On a failed write the file is cut back to where the block began.
+  void Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes);
   bool WriteAll(const uint8_t* data, size_t n, int* err);
   bool WriteHeader(int os_pid, std::string* error);
 

@@ -194,7 +194,17 @@ void SpoolWriter::Orphan(ThreadBuffer* buffer) {
 
 void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
   uint64_t n = b->Take(scratch_.get());
-  if (n != 0) Emit(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n));
+  // Due at a quarter full, found at half or more: the writer has fallen behind this thread, and
+  // compressing (the writer's largest cost) would soon make its callbacks wait. The block goes
+  // out uncompressed: the spool grows, the job is not slowed.
+  const bool behind = n >= b->capacity() / 2;
+  if (n != 0) {
+    Emit(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n), !behind);
+  }
+  if (behind && options_.compress) {
+    uncompressed_blocks_.fetch_add(1, std::memory_order_relaxed);
+    uncompressed_bytes_.fetch_add(n, std::memory_order_relaxed);
+  }
   b->Release();
 }
 
@@ -225,13 +235,13 @@ void SpoolWriter::WriteOwnRecords() {
   Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
-void SpoolWriter::Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes) {
+void SpoolWriter::Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress) {
   if (!options_.flight) {
-    file_.WriteBlock(stream, os_tid, raw, raw_bytes);
+    file_.WriteBlock(stream, os_tid, raw, raw_bytes, compress);
     return;
   }
   if (raw_bytes == 0) return;
-  uint32_t crc = FrameBlock(stream, os_tid, 0, raw, raw_bytes, options_.compress, &frame_);
+  uint32_t crc = FrameBlock(stream, os_tid, 0, raw, raw_bytes, options_.compress && compress, &frame_);
   uint64_t dropped_before = ring_->sticky_dropped();
   ring_->Add(frame_.data(), static_cast<uint32_t>(frame_.size()), crc, raw, raw_bytes);
   if (ring_->sticky_dropped() != dropped_before) {

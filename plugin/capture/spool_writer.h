@@ -97,6 +97,9 @@ class SpoolWriter {
   uint64_t bytes() const { return file_.bytes(); }
   uint64_t raw_bytes() const { return file_.raw_bytes(); }
   uint64_t io_errors() const { return file_.io_errors(); }
+  // Blocks (and their bytes) left uncompressed because the writer had fallen behind a thread.
+  uint64_t uncompressed_blocks() const { return uncompressed_blocks_.load(std::memory_order_relaxed); }
+  uint64_t uncompressed_bytes() const { return uncompressed_bytes_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
@@ -104,8 +107,9 @@ class SpoolWriter {
   void MoveBuffers(bool all);
   void MoveBuffer(ThreadBuffer* b);
   void WriteOwnRecords();  // clock pair + counters, in the writer's own stream (0)
-  // One block of raw records: to the spool file, or into the flight ring.
-  void Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes);
+  // One block of raw records: to the spool file, or into the flight ring; |compress| false keeps
+  // it uncompressed whatever the options say.
+  void Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress = true);
   std::vector<uint8_t> ProcessRecord(const std::string& trace_path) const;
   // Writes a flight dump named with |tag| (e.g. "flight-3"); false (logged) when it cannot.
   bool WriteFlightDump(const char* reason, std::string* spool_path, std::string* trace_path);
@@ -127,6 +131,7 @@ class SpoolWriter {
   std::atomic<bool> running_{false};
   uint32_t writer_tid_ = 0;
   uint64_t last_flush_ns_ = 0;
+  std::atomic<uint64_t> uncompressed_blocks_{0}, uncompressed_bytes_{0};  // written by the writer thread
   // Flight mode.
   std::unique_ptr<FlightRing> ring_;
   std::vector<uint8_t> frame_;
