@@ -196,8 +196,9 @@ void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
   uint64_t n = b->Take(scratch_.get());
   // Due at a quarter full, found at half or more: the writer has fallen behind this thread, and
   // compressing (the writer's largest cost) would soon make its callbacks wait. The block goes
-  // out uncompressed: the spool grows, the job is not slowed.
-  const bool behind = n >= b->capacity() / 2;
+  // out uncompressed: the spool grows, the job is not slowed. Not in flight mode, where the
+  // ring's size is the budget and compression is what buys its history.
+  const bool behind = !options_.flight && n >= b->capacity() / 2;
   if (n != 0) {
     Emit(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n), !behind);
   }
