@@ -173,8 +173,8 @@ void OnThreadExit(void*) {
   t_capture.session_serial = 0;
 }
 
-ThreadBuffer* BufferForThisThread(Session* s) {
-  if (t_capture.session_serial == s->serial) return t_capture.buffer;
+// The first call of a thread in a session: takes a buffer from the writer (a lock, once).
+__attribute__((noinline)) ThreadBuffer* AcquireBufferForThisThread(Session* s) {
   ThreadBuffer* b = s->spooling ? s->spool->Acquire(CurrentOsTid()) : nullptr;
   t_capture.buffer = b;
   t_capture.session_serial = s->serial;
@@ -188,6 +188,11 @@ ThreadBuffer* BufferForThisThread(Session* s) {
   return b;
 }
 
+inline ThreadBuffer* BufferForThisThread(Session* s) {
+  if (__builtin_expect(t_capture.session_serial == s->serial, 1)) return t_capture.buffer;
+  return AcquireBufferForThisThread(s);
+}
+
 // Record ids are handed out in per-thread blocks so that threads do not share a counter.
 uint64_t NextRecordId() {
   constexpr uint64_t kBlock = 1024;
@@ -199,11 +204,11 @@ uint64_t NextRecordId() {
   return next++;
 }
 
-Context* ContextAt(Session* s, uint32_t index) {
+inline Context* ContextAt(Session* s, uint32_t index) {
   return index < kMaxContexts ? s->contexts[index].load(std::memory_order_acquire) : nullptr;
 }
 
-Context* LookupContext(Session* s, void* value) {
+__attribute__((always_inline)) inline Context* LookupContext(Session* s, void* value) {
   uint32_t index = 0;
   uint64_t serial = 0;
   if (value == nullptr || !DecodeContext(value, &index, &serial) || index == kForeignContext) return nullptr;
@@ -211,12 +216,11 @@ Context* LookupContext(Session* s, void* value) {
   return ctx != nullptr && (ctx->serial & kContextSerialMask) == serial ? ctx : nullptr;
 }
 
-EventPool* GetPool(Session* s, Context* ctx, Kind kind) {
+// The first event of a kind in a communicator: makes its pool (a lock, once).
+__attribute__((noinline)) EventPool* MakePool(Session* s, Context* ctx, Kind kind) {
   int k = static_cast<int>(kind);
-  EventPool* pool = ctx->pools[k].load(std::memory_order_acquire);
-  if (pool != nullptr) return pool;
   std::lock_guard<std::mutex> lock(ctx->pool_mu);
-  pool = ctx->pools[k].load(std::memory_order_relaxed);
+  EventPool* pool = ctx->pools[k].load(std::memory_order_relaxed);
   if (pool == nullptr) {
     // Generations start at a per-context offset so that a handle of an earlier context that used
     // the same context slot does not match.
@@ -230,6 +234,11 @@ EventPool* GetPool(Session* s, Context* ctx, Kind kind) {
   return pool;
 }
 
+inline EventPool* GetPool(Session* s, Context* ctx, Kind kind) {
+  EventPool* pool = ctx->pools[static_cast<int>(kind)].load(std::memory_order_acquire);
+  return __builtin_expect(pool != nullptr, 1) ? pool : MakePool(s, ctx, kind);
+}
+
 struct SlotRef {
   Context* ctx = nullptr;
   EventPool* pool = nullptr;
@@ -240,7 +249,7 @@ struct SlotRef {
 
 // Resolves a handle to its slot without trusting it: every field is range-checked. An untracked
 // handle resolves to nothing.
-bool Resolve(Session* s, const void* handle, SlotRef* out) {
+__attribute__((always_inline)) inline bool Resolve(Session* s, const void* handle, SlotRef* out) {
   if (!DecodeHandle(handle, &out->fields) || out->fields.slot == kUntrackedSlot) return false;
   out->ctx = ContextAt(s, out->fields.context);
   if (out->ctx == nullptr) return false;
@@ -333,19 +342,19 @@ bool FollowsTaskMask(Kind kind) {
   }
 }
 
-// The packed mask of the task |parent_obj| belongs to; false when the parent is not known (no
-// parent, a foreign value, or a slot that has since held another event).
-bool ParentTaskMask(Session* s, void* parent_obj, uint32_t* packed) {
+// The packed mask of the task |parent_obj| belongs to (|parent|: its slot, resolved by the caller,
+// or null); false when the parent is not known (no parent, a foreign value, or a slot that has
+// since held another event).
+bool ParentTaskMask(void* parent_obj, const SlotRef* parent, uint32_t* packed) {
   HandleFields f;
   if (parent_obj == nullptr || !DecodeHandle(parent_obj, &f)) return false;
   if (f.slot == kUntrackedSlot) {
     *packed = f.generation & kPackedMaskBits;
     return true;
   }
-  SlotRef p;
-  if (!Resolve(s, parent_obj, &p)) return false;
-  const uint64_t w = p.slot->task_mask.load(std::memory_order_acquire);
-  if ((w >> 40) != (p.fields.generation & kGenerationMask)) return false;
+  if (parent == nullptr) return false;
+  const uint64_t w = parent->slot->task_mask.load(std::memory_order_acquire);
+  if ((w >> 40) != (parent->fields.generation & kGenerationMask)) return false;
   *packed = static_cast<uint32_t>(w & kPackedMaskBits);
   return true;
 }
@@ -364,16 +373,16 @@ void ForgoAnnouncedChild(Session* s, void* parent_obj) {
   ReleaseSlot(s, p);
 }
 
-// Links a new event to its parent: takes a hold on a live parent (so it cannot complete first)
-// and copies what the child inherits, or, if the parent already completed, keeps its record id
-// from the slot's tombstone. |*took_announced|: the child took one of the KernelCh holds its
-// parent announced.
-uint16_t AttachParent(Session* s, EventSlot* child, Kind kind, void* parent_obj, uint64_t* parent_id,
+// Links a new event to its parent (|parent|: the slot |parent_obj| resolved to, or null): takes a
+// hold on a live parent (so it cannot complete first) and copies what the child inherits, or, if
+// the parent already completed, keeps its record id from the slot's tombstone.
+// |*took_announced|: the child took one of the KernelCh holds its parent announced.
+uint16_t AttachParent(EventSlot* child, Kind kind, void* parent_obj, const SlotRef* parent, uint64_t* parent_id,
                       bool* took_announced) {
-  SlotRef p;
   *parent_id = 0;
   *took_announced = false;
-  if (parent_obj == nullptr || !Resolve(s, parent_obj, &p)) return 0;
+  if (parent == nullptr) return 0;
+  const SlotRef& p = *parent;
   if (SlotState::TryHold(&p.slot->state, p.fields.generation, kind == Kind::kKernelCh, took_announced)) {
     *parent_id = p.slot->id;
     child->parent_handle = parent_obj;
@@ -859,12 +868,13 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
   // A ProxyOp created by another process (PXN): its context and parent are that process's values.
   bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
+  // The parent's slot, resolved once for everything below (a foreign parent is not ours).
+  SlotRef parent_slot;
+  const SlotRef* parent =
+      !foreign && d->parentObj != nullptr && Resolve(s, d->parentObj, &parent_slot) ? &parent_slot : nullptr;
   Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
-  if (ctx == nullptr && !foreign) {
-    // Steps of a foreign proxy op carry that process's context too; their parent is ours.
-    SlotRef parent;
-    if (d->parentObj != nullptr && Resolve(s, d->parentObj, &parent)) ctx = parent.ctx;
-  }
+  // Steps of a foreign proxy op carry that process's context too; their parent is ours.
+  if (ctx == nullptr && parent != nullptr) ctx = parent->ctx;
   if (ctx == nullptr) {
     if (!foreign) CountIfFinalized(s, context, kind);
     return ncclSuccess;
@@ -877,16 +887,17 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
   // has just read it for an API call, ProxyCtrl or CE event).
   uint32_t parent_mask = 0;
-  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(s, d->parentObj, &parent_mask)
+  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(d->parentObj, parent, &parent_mask)
                        ? UnpackMask(parent_mask)
                        : LiveMask(s);
   // The capture window's verdict: the parent's, read from its handle, whatever became of its
   // slot since; a root (no parent of ours) takes it now.
   bool outside = false;
   if (s->window.active()) {
-    HandleFields parent;
-    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent) ? parent.outside
-                                                                                          : !AdmitRoot(s, kind);
+    HandleFields parent_fields;
+    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields)
+                  ? parent_fields.outside
+                  : !AdmitRoot(s, kind);
     if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
   }
   bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
@@ -932,14 +943,14 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   slot.task_mask.store((static_cast<uint64_t>(gen) << 40) | PackMask(mask, expected != 0), std::memory_order_relaxed);
   spool::StartBody start{slot.id, 0, ticks};
   bool took_announced = false;
-  if (!foreign) flags |= AttachParent(s, &slot, kind, d->parentObj, &start.parent_id, &took_announced);
+  flags |= AttachParent(&slot, kind, d->parentObj, parent, &start.parent_id, &took_announced);
   CaptureTarget target{BufferForThisThread(s), &s->policy, &s->strings};
   if (kind == Kind::kColl || kind == Kind::kP2p) {
     const char* func = kind == Kind::kColl ? d->coll.func : d->p2p.func;
     slot.func = InternString(target, func);
-    slot.nvtx_range = s->nvtx.Start(func);
+    if (s->nvtx.enabled()) slot.nvtx_range = s->nvtx.Start(func);
   } else if (kind == Kind::kGroup) {
-    slot.nvtx_range = s->nvtx.Start("Group");
+    if (s->nvtx.enabled()) slot.nvtx_range = s->nvtx.Start("Group");
   } else if (kind == Kind::kProxyOp) {
     slot.channel = d->proxyOp.channelId;
     slot.peer = d->proxyOp.peer;
@@ -978,7 +989,7 @@ ncclResult_t CoreStop(void* handle) {
     AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
                  static_cast<uint16_t>(ref.fields.context), 0, body);
   }
-  s->nvtx.End(nvtx_range);
+  if (nvtx_range != 0) s->nvtx.End(nvtx_range);
   if (last) Complete(s, ref.pool, ref.index, static_cast<uint16_t>(ref.fields.context), ref.fields.kind);
   return ncclSuccess;
 }

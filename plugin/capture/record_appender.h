@@ -27,11 +27,11 @@ struct AppendPolicy {
   CaptureCounters* counters = nullptr;
 };
 
-// Room for |size| bytes in |b|, per the policy; nullptr when the record is dropped (counted
-// against |kind|).
-inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind, const AppendPolicy& policy) {
-  uint8_t* p = b != nullptr ? b->Reserve(size) : nullptr;
-  if (p != nullptr) return p;
+// The buffer is full (or there is none): wait or drop, per the policy. Kept out of line so that
+// the common case below inlines into every callback.
+__attribute__((noinline)) inline uint8_t* ReserveRecordWhenFull(ThreadBuffer* b, uint16_t size, int kind,
+                                                                const AppendPolicy& policy) {
+  uint8_t* p = nullptr;
   if (b != nullptr && !policy.drop_when_full) {
     policy.counters->waits.fetch_add(1, std::memory_order_relaxed);
     while (policy.writer_running->load(std::memory_order_acquire)) {
@@ -41,6 +41,14 @@ inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind, const Ap
   }
   policy.counters->dropped[kind & (spool::kCounterKinds - 1)].fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+// Room for |size| bytes in |b|, per the policy; nullptr when the record is dropped (counted
+// against |kind|).
+inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind, const AppendPolicy& policy) {
+  uint8_t* p = b != nullptr ? b->Reserve(size) : nullptr;
+  if (__builtin_expect(p != nullptr, 1)) return p;
+  return ReserveRecordWhenFull(b, size, kind, policy);
 }
 
 // Header + |body| (+ |extra| bytes), zero-padded to the record size.

@@ -34,7 +34,7 @@ bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t f
       spool::CollFields f{};
       f.seq = d->coll.seqNumber;
       f.count = d->coll.count;
-      f.func = InternString(t, d->coll.func);
+      f.func = slot.func;  // interned by the caller, which keeps it for the children
       f.datatype = InternString(t, d->coll.datatype);
       f.algo = InternString(t, d->coll.algo);
       f.proto = InternString(t, d->coll.proto);
@@ -55,7 +55,7 @@ bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t f
     case Kind::kP2p: {
       spool::P2pFields f{};
       f.count = d->p2p.count;
-      f.func = InternString(t, d->p2p.func);
+      f.func = slot.func;
       f.datatype = InternString(t, d->p2p.datatype);
       f.peer = d->p2p.peer;
       f.nchannels = d->p2p.nChannels;

@@ -23,7 +23,7 @@ struct CaptureTarget {
 
 // What a child copies from its parent at start.
 struct InheritedFacts {
-  uint32_t func;     // KernelCh, KernelStep: the Coll/P2p's func
+  uint32_t func;     // KernelCh, KernelStep: the Coll/P2p's func; Coll, P2p: its own, already interned
   int32_t peer;      // ProxyStep: the ProxyOp's peer
   uint8_t channel;   // ProxyStep
   uint8_t direction; // ProxyStep: 0 unknown, 1 send, 2 recv
