@@ -24,6 +24,7 @@
 #include "plugin/capture/spool_writer.h"
 #include "plugin/export/exporter.h"
 #include "plugin/flight_exports.h"
+#include "test/support/capture_records.h"
 
 namespace katrace {
 namespace {
@@ -36,29 +37,7 @@ int Entries(const std::string& dir) {
   return n;
 }
 
-class FlightWriterTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/flight_writer_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
-
-  // A Coll start and stop with id |id|, in |b|.
-  void Coll(ThreadBuffer* b, uint64_t id) {
-    StartRecord<spool::CollFields> r{};
-    r.start = {id, 0, NowTicks()};
-    r.fields.seq = id;
-    r.fields.count = 16;
-    AppendRecord(b, policy_, spool::RecordType::kStart, static_cast<int>(Kind::kColl), 1, 0, r);
-    spool::StopBody stop{id, NowTicks()};
-    AppendRecord(b, policy_, spool::RecordType::kStop, static_cast<int>(Kind::kColl), 1, 0, stop);
-  }
-
-  std::string dir_;
-  AppendPolicy policy_;
-};
+using FlightWriterTest = katrace_test::WriterTest;
 
 TEST_F(FlightWriterTest, DumpNowWritesANumberedDumpAndHandsItOn) {
   std::atomic<int> dump_requests{0};
@@ -95,12 +74,7 @@ TEST_F(FlightWriterTest, DumpNowWritesANumberedDumpAndHandsItOn) {
   ThreadBuffer* b = writer.Acquire(static_cast<uint32_t>(syscall(SYS_gettid)));
   ASSERT_NE(b, nullptr);
   // A comm and a name for the export, then collectives.
-  spool::CommBody comm{};
-  comm.comm_hash = 0xc0;
-  comm.ticks = NowTicks();
-  comm.nranks = 1;
-  comm.name_length = 5;
-  AppendRecord(b, policy_, spool::RecordType::kComm, 0, 1, 0, comm, "world", 5);
+  ASSERT_TRUE(katrace_test::AppendCommRecord(b, policy_));
   for (uint64_t id = 1; id <= 100; ++id) Coll(b, id);
   usleep(250 * 1000);
   EXPECT_EQ(Entries(dir_), 0) << "nothing on disk before a dump";

@@ -18,36 +18,14 @@
 #include "plugin/capture/spool_writer.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/spool_reader.h"
+#include "test/support/capture_records.h"
 
 namespace katrace {
 namespace {
 
-class SpoolWriterTest : public ::testing::Test {
+class SpoolWriterTest : public katrace_test::WriterTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spool_writer_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
-
-  static constexpr uint64_t kCollBytes = spool::RecordSize(sizeof(StartRecord<spool::CollFields>)) +
-                                         spool::RecordSize(sizeof(spool::StopBody));
-
-  // A Coll start and stop (kCollBytes of records) with id |id|, in |b|.
-  void Coll(ThreadBuffer* b, uint64_t id) {
-    StartRecord<spool::CollFields> r{};
-    r.start = {id, 0, NowTicks()};
-    r.fields.seq = id;
-    r.fields.count = 16;
-    ASSERT_TRUE(AppendRecord(b, policy_, spool::RecordType::kStart, static_cast<int>(Kind::kColl), 1, 0, r));
-    spool::StopBody stop{id, NowTicks()};
-    ASSERT_TRUE(AppendRecord(b, policy_, spool::RecordType::kStop, static_cast<int>(Kind::kColl), 1, 0, stop));
-  }
-
-  std::string dir_;
   CaptureCounters counters_;
-  AppendPolicy policy_;
 };
 
 TEST_F(SpoolWriterTest, ABufferFoundHalfFullGoesOutUncompressedAndEverythingReadsBack) {
@@ -72,18 +50,13 @@ TEST_F(SpoolWriterTest, ABufferFoundHalfFullGoesOutUncompressedAndEverythingRead
   policy_.counters = &counters_;
   ThreadBuffer* b = writer.Acquire(static_cast<uint32_t>(syscall(SYS_gettid)));
   ASSERT_NE(b, nullptr);
-  spool::CommBody comm{};
-  comm.comm_hash = 0xc0;
-  comm.ticks = NowTicks();
-  comm.nranks = 1;
-  comm.name_length = 5;
-  ASSERT_TRUE(AppendRecord(b, policy_, spool::RecordType::kComm, 0, 1, 0, comm, "world", 5));
+  ASSERT_TRUE(katrace_test::AppendCommRecord(b, policy_));
   for (int i = 0; i < 500 && !writer_held.load(); ++i) usleep(1000);
   ASSERT_TRUE(writer_held.load());
 
   // Behind: more than half the buffer captured while the writer is held.
   uint64_t id = 0;
-  while (id * kCollBytes < options.buffer_bytes / 2 + kCollBytes) Coll(b, ++id);
+  while (id * katrace_test::kCollRecordBytes < options.buffer_bytes / 2 + katrace_test::kCollRecordBytes) Coll(b, ++id);
   hold_writer.store(false);
   for (int i = 0; i < 2000 && writer.uncompressed_blocks() == 0; ++i) usleep(1000);
   EXPECT_EQ(writer.uncompressed_blocks(), 1u);
@@ -91,7 +64,7 @@ TEST_F(SpoolWriterTest, ABufferFoundHalfFullGoesOutUncompressedAndEverythingRead
 
   // On time: less than half the buffer (moved as it fills, or at close) is compressed.
   const uint64_t behind = id;
-  while ((id - behind) * kCollBytes < options.buffer_bytes * 3 / 8) Coll(b, ++id);
+  while ((id - behind) * katrace_test::kCollRecordBytes < options.buffer_bytes * 3 / 8) Coll(b, ++id);
   writer.Close();
   EXPECT_EQ(writer.uncompressed_blocks(), 1u) << "only the block found behind";
   EXPECT_EQ(counters_.waits.load(), 0u);

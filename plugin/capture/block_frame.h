@@ -19,6 +19,7 @@ uint32_t FrameBlock(uint32_t stream, uint32_t os_tid, uint64_t sequence, const u
 
 // The header of an uncompressed block whose payload is |raw| itself, so that the caller can write
 // the payload from where it lies, without a copy. |*payload_crc| is set as FrameBlock returns it.
+// Async-signal-safe (pure computation).
 spool::BlockHeader RawBlockHeader(uint32_t stream, uint32_t os_tid, uint64_t sequence, const uint8_t* raw,
                                   uint32_t raw_bytes, uint32_t* payload_crc);
 

@@ -30,13 +30,8 @@ bool WriteFully(int fd, const void* data, uint64_t n) {
 
 // One uncompressed block of |raw| records, numbered |number|.
 bool WriteRawBlock(int fd, uint32_t stream, uint32_t tid, uint64_t number, const uint8_t* raw, uint32_t bytes) {
-  spool::BlockHeader h{};
-  h.magic = spool::kBlockMagic;
-  h.stored_bytes = bytes;
-  h.raw_bytes = bytes;
-  h.stream = stream;
-  h.os_tid = tid;
-  Renumber(&h, number, Crc32(0, raw, bytes));
+  uint32_t payload_crc = 0;
+  const spool::BlockHeader h = RawBlockHeader(stream, tid, number, raw, bytes, &payload_crc);
   return WriteFully(fd, &h, sizeof(h)) && WriteFully(fd, raw, bytes);
 }
 
