@@ -858,65 +858,28 @@ int LiveMask(const Session* s) {
                                  : s->config_mask.load(std::memory_order_relaxed);
 }
 
-}  // namespace
+// A start lost because its pool is full (or could not be made): counted, and said once.
+__attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool out_of_memory) {
+  const int k = static_cast<int>(kind);
+  s->counters.dropped[k].fetch_add(1, std::memory_order_relaxed);
+  WarnOnce(&s->drop_warned[k],
+           std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(s->config.pool_size[k]) +
+               " live events per communicator) is full" + (out_of_memory ? " (out of memory)" : "") +
+               ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
+               kKindInfo[k].pool_env);
+}
 
-ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
-  if (handle == nullptr) return ncclSuccess;
-  *handle = nullptr;
-  Session* s = g_session.load(std::memory_order_acquire);
-  Kind kind;
-  if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
-  // A ProxyOp created by another process (PXN): its context and parent are that process's values.
-  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
-  // The parent's slot, resolved once for everything below (a foreign parent is not ours).
-  SlotRef parent_slot;
-  const SlotRef* parent =
-      !foreign && d->parentObj != nullptr && Resolve(s, d->parentObj, &parent_slot) ? &parent_slot : nullptr;
-  Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
-  // Steps of a foreign proxy op carry that process's context too; their parent is ours.
-  if (ctx == nullptr && parent != nullptr) ctx = parent->ctx;
-  if (ctx == nullptr) {
-    if (!foreign) CountIfFinalized(s, context, kind);
-    return ncclSuccess;
-  }
-  if (kind == Kind::kKernelStep && d->parentObj == nullptr && d->kernelStep.isSend == ncclProfilerKernelStepReport) {
-    HandleDrainReport(s, d->kernelStep);
-    return ncclSuccess;
-  }
-  int k = static_cast<int>(kind);
-  // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
-  // has just read it for an API call, ProxyCtrl or CE event).
-  uint32_t parent_mask = 0;
-  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(d->parentObj, parent, &parent_mask)
-                       ? UnpackMask(parent_mask)
-                       : LiveMask(s);
-  // The capture window's verdict: the parent's, read from its handle, whatever became of its
-  // slot since; a root (no parent of ours) takes it now.
-  bool outside = false;
-  if (s->window.active()) {
-    HandleFields parent_fields;
-    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields)
-                  ? parent_fields.outside
-                  : !AdmitRoot(s, kind);
-    if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
-  }
-  bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
-  if (!record && !PassesFactsToChildren(kind)) {
-    // Its children still learn the task's mask and the window verdict from the handle.
-    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false), outside);
-    return ncclSuccess;
-  }
+// A start that takes a slot: the event is recorded, or passes facts to its children. Out of line,
+// so that the starts NCCL reports only for a descendant's sake (the most frequent) stay light.
+__attribute__((noinline)) ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask, bool record,
+                                                    bool outside, bool foreign, const SlotRef* parent, void** handle,
+                                                    const ncclProfilerEventDescr_v6_t* d) {
   // Read once, as early as the event is known to be recorded.
   uint64_t ticks = record ? NowTicks() : 0;
   EventPool* pool = GetPool(s, ctx, kind);
   uint32_t index = 0;
   if (pool == nullptr || !pool->Acquire(&index)) {
-    s->counters.dropped[k].fetch_add(1, std::memory_order_relaxed);
-    WarnOnce(&s->drop_warned[k],
-             std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(s->config.pool_size[k]) +
-                 " live events per communicator) is full" + (pool == nullptr ? " (out of memory)" : "") +
-                 ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
-                 kKindInfo[k].pool_env);
+    DropForFullPool(s, kind, pool == nullptr);
     if (kind == Kind::kKernelCh && !foreign) ForgoAnnouncedChild(s, d->parentObj);
     return ncclSuccess;
   }
@@ -969,6 +932,58 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
   *handle = EncodeHandle(ctx->index, kind, index, gen, outside);
   return ncclSuccess;
+}
+
+
+}  // namespace
+
+ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
+  if (handle == nullptr) return ncclSuccess;
+  *handle = nullptr;
+  Session* s = g_session.load(std::memory_order_acquire);
+  Kind kind;
+  if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
+  // A ProxyOp created by another process (PXN): its context and parent are that process's values.
+  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
+  // The parent's slot, resolved once for everything below (a foreign parent is not ours).
+  SlotRef parent_slot;
+  const SlotRef* parent =
+      !foreign && d->parentObj != nullptr && Resolve(s, d->parentObj, &parent_slot) ? &parent_slot : nullptr;
+  Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
+  // Steps of a foreign proxy op carry that process's context too; their parent is ours.
+  if (ctx == nullptr && parent != nullptr) ctx = parent->ctx;
+  if (ctx == nullptr) {
+    if (!foreign) CountIfFinalized(s, context, kind);
+    return ncclSuccess;
+  }
+  if (kind == Kind::kKernelStep && d->parentObj == nullptr && d->kernelStep.isSend == ncclProfilerKernelStepReport) {
+    HandleDrainReport(s, d->kernelStep);
+    return ncclSuccess;
+  }
+  int k = static_cast<int>(kind);
+  // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
+  // has just read it for an API call, ProxyCtrl or CE event).
+  uint32_t parent_mask = 0;
+  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(d->parentObj, parent, &parent_mask)
+                       ? UnpackMask(parent_mask)
+                       : LiveMask(s);
+  // The capture window's verdict: the parent's, read from its handle, whatever became of its
+  // slot since; a root (no parent of ours) takes it now.
+  bool outside = false;
+  if (s->window.active()) {
+    HandleFields parent_fields;
+    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields)
+                  ? parent_fields.outside
+                  : !AdmitRoot(s, kind);
+    if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
+  }
+  bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
+  if (!record && !PassesFactsToChildren(kind)) {
+    // Its children still learn the task's mask and the window verdict from the handle.
+    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false), outside);
+    return ncclSuccess;
+  }
+  return StartTracked(s, ctx, kind, mask, record, outside, foreign, parent, handle, d);
 }
 
 ncclResult_t CoreStop(void* handle) {

@@ -29,9 +29,17 @@ struct InheritedFacts {
   uint8_t direction; // ProxyStep: 0 unknown, 1 send, 2 recv
 };
 
+// Writes the String record of a newly interned |text| (cold: once per string and capture).
+void RecordNewString(const CaptureTarget& t, uint32_t id, const char* text);
+
 // The id of |text| in this capture (0 for none); the first use writes a String record, which is
 // never dropped while the writer runs since every event that names the string needs it.
-uint32_t InternString(const CaptureTarget& t, const char* text);
+inline uint32_t InternString(const CaptureTarget& t, const char* text) {
+  bool is_new = false;
+  const uint32_t id = t.strings->Intern(text, &is_new);
+  if (__builtin_expect(is_new, 0)) RecordNewString(t, id, text);
+  return id;
+}
 
 // False when the record was dropped (counted by the policy).
 bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t flags, const spool::StartBody& start,
