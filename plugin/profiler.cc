@@ -869,9 +869,10 @@ __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool
                kKindInfo[k].pool_env);
 }
 
-// A start that takes a slot: the event is recorded, or passes facts to its children. Out of line,
-// so that the starts NCCL reports only for a descendant's sake (the most frequent) stay light.
-__attribute__((noinline)) ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask, bool record,
+// A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
+// CoreStart: out of line, the untracked starts saved 13 instructions each and the tracked ones
+// paid 30 more.
+__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask, bool record,
                                                     bool outside, bool foreign, const SlotRef* parent, void** handle,
                                                     const ncclProfilerEventDescr_v6_t* d) {
   // Read once, as early as the event is known to be recorded.
