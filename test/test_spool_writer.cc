@@ -1,19 +1,22 @@
 // SpoolWriter suite: the spool writer in file mode, driven directly. A buffer the writer finds
 // half full or more (it has fallen behind that thread) goes out uncompressed so that the
 // capture does not wait for LZ4; one it finds on time is compressed; both read back whole and
-// export every event.
+// export every event. A spool that cannot grow (the file size limit, as on a full disk) loses
+// the blocks that do not fit, counted, and keeps every other block whole.
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "katrace/event_kinds.h"
 #include "katrace/spool_format.h"
-#include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
 #include "plugin/capture/spool_writer.h"
 #include "plugin/export/exporter.h"
@@ -23,81 +26,134 @@
 namespace katrace {
 namespace {
 
+constexpr uint64_t kBufferBytes = 64u << 10;
+
 class SpoolWriterTest : public katrace_test::WriterTest {
  protected:
+  // A writer whose thread is held in its periodic hook (between two passes) until Release():
+  // a writer that has fallen behind. The calling thread's buffer holds a communicator.
+  void StartHeldWriter() {
+    SpoolWriterOptions options;
+    options.buffer_bytes = kBufferBytes;
+    options.compress = true;
+    writer_ = std::make_unique<SpoolWriter>(options, [](spool::CountersBody*) {}, [this] {
+      while (hold_.load()) {
+        held_.store(true);
+        usleep(1000);
+      }
+    });
+    spool::ProcessBody process{};
+    process.os_pid = getpid();
+    std::string note, error;
+    ASSERT_TRUE(writer_->Start(dir_ + "/run.json", process, "host", &note, &error)) << error;
+    policy_.writer_running = writer_->running_flag();
+    policy_.counters = &counters_;
+    buffer_ = writer_->Acquire(static_cast<uint32_t>(syscall(SYS_gettid)));
+    ASSERT_NE(buffer_, nullptr);
+    ASSERT_TRUE(katrace_test::AppendCommRecord(buffer_, policy_));
+    for (int i = 0; i < 500 && !held_.load(); ++i) usleep(1000);
+    ASSERT_TRUE(held_.load());
+  }
+
+  // Appends collectives until |bytes| more are in the buffer; returns how many.
+  uint64_t AppendAtLeast(uint64_t bytes) {
+    uint64_t n = 0;
+    while (n * katrace_test::kCollRecordBytes < bytes) Coll(buffer_, ++next_id_), ++n;
+    return n;
+  }
+
+  // Lets the held writer go and waits until it has moved the block it found behind.
+  void ReleaseAndWaitForTheRawBlock() {
+    hold_.store(false);
+    for (int i = 0; i < 2000 && writer_->uncompressed_blocks() == 0; ++i) usleep(1000);
+    ASSERT_EQ(writer_->uncompressed_blocks(), 1u);
+  }
+
+  // Walks the closed spool's blocks, checking each one's header and CRC; counts the event
+  // blocks (stream != 0) stored raw and compressed. False when a block is not whole or the
+  // walk does not end exactly at the end of the file.
+  bool CountBlocks(int* raw, int* lz4) {
+    *raw = *lz4 = 0;
+    exporting::SpoolFile file;
+    std::string error;
+    if (!file.Open(writer_->path(), &error)) return false;
+    uint64_t offset = file.first_block_offset();
+    exporting::BlockRef ref;
+    exporting::ByteBuffer scratch, payload;
+    while (file.ReadBlockHeader(offset, &ref, &error) == exporting::BlockStatus::kOk) {
+      if (!file.LoadBlock(ref, true, &scratch, &payload, &error)) return false;
+      if (ref.stream != 0) ++*((ref.flags & spool::kBlockLz4) ? lz4 : raw);
+      offset = ref.end();
+    }
+    return offset == file.size();
+  }
+
+  ExportReport Export() {
+    ExportOptions eo;
+    eo.summary = false;
+    eo.progress = false;
+    return ExportSpool(writer_->path(), eo);
+  }
+
   CaptureCounters counters_;
+  std::unique_ptr<SpoolWriter> writer_;
+  ThreadBuffer* buffer_ = nullptr;
+  std::atomic<bool> hold_{true}, held_{false};
+  uint64_t next_id_ = 0;
 };
 
 TEST_F(SpoolWriterTest, ABufferFoundHalfFullGoesOutUncompressedAndEverythingReadsBack) {
-  SpoolWriterOptions options;
-  options.buffer_bytes = 64u << 10;
-  options.compress = true;
-  // The periodic hook runs on the writer thread between its passes: holding it there is a writer
-  // that has fallen behind.
-  std::atomic<bool> hold_writer{true};
-  std::atomic<bool> writer_held{false};
-  SpoolWriter writer(options, [](spool::CountersBody*) {}, [&] {
-    while (hold_writer.load()) {
-      writer_held.store(true);
-      usleep(1000);
-    }
-  });
-  spool::ProcessBody process{};
-  process.os_pid = getpid();
-  std::string note, error;
-  ASSERT_TRUE(writer.Start(dir_ + "/run.json", process, "host", &note, &error)) << error;
-  policy_.writer_running = writer.running_flag();
-  policy_.counters = &counters_;
-  ThreadBuffer* b = writer.Acquire(static_cast<uint32_t>(syscall(SYS_gettid)));
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(katrace_test::AppendCommRecord(b, policy_));
-  for (int i = 0; i < 500 && !writer_held.load(); ++i) usleep(1000);
-  ASSERT_TRUE(writer_held.load());
-
-  // Behind: more than half the buffer captured while the writer is held.
-  uint64_t id = 0;
-  while (id * katrace_test::kCollRecordBytes < options.buffer_bytes / 2 + katrace_test::kCollRecordBytes) Coll(b, ++id);
-  hold_writer.store(false);
-  for (int i = 0; i < 2000 && writer.uncompressed_blocks() == 0; ++i) usleep(1000);
-  EXPECT_EQ(writer.uncompressed_blocks(), 1u);
-  EXPECT_GE(writer.uncompressed_bytes(), options.buffer_bytes / 2);
+  ASSERT_NO_FATAL_FAILURE(StartHeldWriter());
+  uint64_t colls = AppendAtLeast(kBufferBytes / 2 + katrace_test::kCollRecordBytes);
+  ASSERT_NO_FATAL_FAILURE(ReleaseAndWaitForTheRawBlock());
+  EXPECT_GE(writer_->uncompressed_bytes(), kBufferBytes / 2);
 
   // On time: less than half the buffer (moved as it fills, or at close) is compressed.
-  const uint64_t behind = id;
-  while ((id - behind) * katrace_test::kCollRecordBytes < options.buffer_bytes * 3 / 8) Coll(b, ++id);
-  writer.Close();
-  EXPECT_EQ(writer.uncompressed_blocks(), 1u) << "only the block found behind";
+  colls += AppendAtLeast(kBufferBytes * 3 / 8);
+  writer_->Close();
+  EXPECT_EQ(writer_->uncompressed_blocks(), 1u) << "only the block found behind";
   EXPECT_EQ(counters_.waits.load(), 0u);
 
-  // The file holds both kinds of block, each whole (header and CRC checked on the way).
-  exporting::SpoolFile file;
-  ASSERT_TRUE(file.Open(writer.path(), &error)) << error;
-  int raw_event_blocks = 0, lz4_blocks = 0;
-  uint64_t offset = file.first_block_offset();
-  exporting::BlockRef ref;
-  exporting::ByteBuffer scratch, payload;
-  std::string reason;
-  while (file.ReadBlockHeader(offset, &ref, &reason) == exporting::BlockStatus::kOk) {
-    ASSERT_TRUE(file.LoadBlock(ref, true, &scratch, &payload, &reason)) << reason;
-    if (ref.stream != 0) {
-      if (ref.flags & spool::kBlockLz4) {
-        ++lz4_blocks;
-      } else {
-        ++raw_event_blocks;
-      }
-    }
-    offset = ref.end();
-  }
-  EXPECT_EQ(offset, file.size()) << reason;
-  EXPECT_EQ(raw_event_blocks, 1);
-  EXPECT_GE(lz4_blocks, 1);
-
-  ExportOptions eo;
-  eo.summary = false;
-  eo.progress = false;
-  ExportReport r = ExportSpool(writer.path(), eo);
+  int raw = 0, lz4 = 0;
+  EXPECT_TRUE(CountBlocks(&raw, &lz4));
+  EXPECT_EQ(raw, 1);
+  EXPECT_GE(lz4, 1);
+  ExportReport r = Export();
   ASSERT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.events, id) << r.message;
+  EXPECT_EQ(r.events, colls) << r.message;
+  EXPECT_TRUE(r.clean_end);
+}
+
+TEST_F(SpoolWriterTest, ABlockThatDoesNotFitIsCutOffAndEveryOtherBlockStaysWhole) {
+  ASSERT_NO_FATAL_FAILURE(StartHeldWriter());
+  AppendAtLeast(kBufferBytes / 2 + katrace_test::kCollRecordBytes);
+  // The raw block's header fits under the file size limit, its payload does not: the write is
+  // torn mid-block, as on a disk that fills up.
+  struct stat st;
+  ASSERT_EQ(stat(writer_->path().c_str(), &st), 0);
+  rlimit before;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  rlimit limited = before;
+  limited.rlim_cur = static_cast<rlim_t>(st.st_size) + 4096;
+  struct sigaction ignore = {}, old_action = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &old_action), 0);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  ReleaseAndWaitForTheRawBlock();
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &before), 0);
+  ASSERT_EQ(sigaction(SIGXFSZ, &old_action, nullptr), 0);
+
+  // The disk has room again: later blocks are written after the cut.
+  const uint64_t later = AppendAtLeast(kBufferBytes * 3 / 8);
+  writer_->Close();
+  EXPECT_EQ(writer_->io_errors(), 1u) << "one failed block, counted";
+  int raw = 0, lz4 = 0;
+  EXPECT_TRUE(CountBlocks(&raw, &lz4)) << "every block in the file is whole";
+  EXPECT_EQ(raw, 0) << "the torn block was cut off again";
+  EXPECT_GE(lz4, 1);
+  ExportReport r = Export();
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.events, later) << r.message;
   EXPECT_TRUE(r.clean_end);
 }
 

@@ -203,8 +203,8 @@ void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
     Emit(b->stream(), b->os_tid.load(std::memory_order_relaxed), scratch_.get(), static_cast<uint32_t>(n), !behind);
   }
   if (behind && options_.compress) {
-    uncompressed_blocks_.fetch_add(1, std::memory_order_relaxed);
     uncompressed_bytes_.fetch_add(n, std::memory_order_relaxed);
+    uncompressed_blocks_.fetch_add(1, std::memory_order_release);
   }
   b->Release();
 }

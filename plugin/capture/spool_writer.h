@@ -98,7 +98,9 @@ class SpoolWriter {
   uint64_t raw_bytes() const { return file_.raw_bytes(); }
   uint64_t io_errors() const { return file_.io_errors(); }
   // Blocks (and their bytes) left uncompressed because the writer had fallen behind a thread.
-  uint64_t uncompressed_blocks() const { return uncompressed_blocks_.load(std::memory_order_relaxed); }
+  // Counted once the block was written (released), so a reader that sees the count also sees
+  // what writing it did.
+  uint64_t uncompressed_blocks() const { return uncompressed_blocks_.load(std::memory_order_acquire); }
   uint64_t uncompressed_bytes() const { return uncompressed_bytes_.load(std::memory_order_relaxed); }
 
  private:
