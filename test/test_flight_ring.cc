@@ -53,7 +53,7 @@ std::vector<uint8_t> EventBlock(uint64_t tag, size_t bytes) {
 class FlightRingTest : public ::testing::Test {
  protected:
   void Add(FlightRing* ring, uint32_t stream, const std::vector<uint8_t>& raw, bool compress = false) {
-    uint32_t crc = FrameBlock(stream, 7, 0, raw.data(), static_cast<uint32_t>(raw.size()), compress, &frame_);
+    uint32_t crc = FrameBlock(stream, 7, 0, raw.data(), static_cast<uint32_t>(raw.size()), compress, &frame_, &coded_);
     ring->Add(frame_.data(), static_cast<uint32_t>(frame_.size()), crc, raw.data(), static_cast<uint32_t>(raw.size()));
   }
 
@@ -114,7 +114,7 @@ class FlightRingTest : public ::testing::Test {
     return tags;
   }
 
-  std::vector<uint8_t> frame_;
+  std::vector<uint8_t> frame_, coded_;
 };
 
 TEST_F(FlightRingTest, ThePlanStaysWithinTheBudget) {

@@ -1,8 +1,8 @@
 // SpoolWriter suite: the spool writer in file mode, driven directly. A buffer the writer finds
 // half full or more (it has fallen behind that thread) goes out uncompressed so that the
-// capture does not wait for LZ4; one it finds on time is compressed; both read back whole and
-// export every event. A spool that cannot grow (the file size limit, as on a full disk) loses
-// the blocks that do not fit, counted, and keeps every other block whole.
+// capture does not wait for LZ4; one it finds on time is delta-coded and compressed; both read
+// back whole and export every event. A spool that cannot grow (the file size limit, as on a full
+// disk) loses the blocks that do not fit, counted, and keeps every other block whole.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -83,6 +83,8 @@ class SpoolWriterTest : public katrace_test::WriterTest {
     while (file.ReadBlockHeader(offset, &ref, &error) == exporting::BlockStatus::kOk) {
       if (!file.LoadBlock(ref, true, &scratch, &payload, &error)) return false;
       if (ref.stream != 0) ++*((ref.flags & spool::kBlockLz4) ? lz4 : raw);
+      // A compressed block is delta-coded first; a raw one is the records as they are.
+      EXPECT_EQ((ref.flags & spool::kBlockDelta) != 0, (ref.flags & spool::kBlockLz4) != 0) << ref.flags;
       offset = ref.end();
     }
     return offset == file.size();

@@ -3,13 +3,15 @@
 // turns into a trace. Shared by the plugin and the tools; nothing else defines these bytes.
 //
 //   file   = FileHeader, then Block*            (a killed job leaves a prefix of this)
-//   block  = BlockHeader, then payload          (payload optionally LZ4-compressed)
+//   block  = BlockHeader, then payload          (payload optionally LZ4-compressed, its records
+//                                                optionally delta-coded: katrace/record_delta.h)
 //   payload (decoded) = Record*                 (records never straddle blocks)
 //   record = RecordHeader, then the per-type body; RecordHeader::size covers both
 //
-// A block is written with one write() and carries a CRC-32 over its header and payload, so a
-// reader takes every block that is whole and stops at the first that is not: that is where the
-// spool was cut. All integers are little-endian (the only byte order NCCL runs on).
+// A block is on disk whole or not at all (a failed write is cut off again) and carries a CRC-32
+// over its header and payload, so a reader takes every block that is whole and stops at the
+// first that is not: that is where the spool was cut. All integers are little-endian (the only
+// byte order NCCL runs on).
 //
 // Event records (Start, State, Stop) are what the callbacks append; their bodies are at most
 // 64 bytes (static_asserted below). Times are raw host clock ticks (see Clock records) read once
@@ -27,7 +29,9 @@ namespace katrace {
 namespace spool {
 
 constexpr char kFileMagic[8] = {'K', 'A', 'S', 'P', 'O', 'O', 'L', '1'};
-constexpr uint32_t kFormatVersion = 1;
+// Version 2 added delta-coded blocks (kBlockDelta); a version 1 spool has none and reads the same.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestReadableVersion = 1;
 constexpr uint32_t kBlockMagic = 0x4b4c424bu;  // "KBLK"
 // Upper bound of one block's decoded payload; a reader rejects anything larger.
 constexpr uint32_t kMaxBlockBytes = 4u << 20;
@@ -43,7 +47,9 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == 64, "spool file header is 64 bytes");
 
 enum BlockFlags : uint32_t {
-  kBlockLz4 = 1u << 0,  // payload is one LZ4 block of raw_bytes decoded bytes
+  kBlockLz4 = 1u << 0,    // payload is one LZ4 block of raw_bytes decoded bytes
+  kBlockDelta = 1u << 1,  // the decoded records are delta-coded (katrace/record_delta.h)
+  kKnownBlockFlags = kBlockLz4 | kBlockDelta,
 };
 
 struct BlockHeader {

@@ -114,7 +114,7 @@ void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw,
     Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), raw, raw_bytes, raw_bytes);
     return;
   }
-  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, true, &frame_);
+  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, true, &frame_, &coded_);
   Append(frame_.data(), frame_.size(), nullptr, 0, raw_bytes);
 }
 

@@ -54,7 +54,7 @@ class SpoolFile {
   uint64_t sequence_ = 0;
   uint64_t io_errors_ = 0;
   uint64_t raw_total_ = 0;
-  std::vector<uint8_t> frame_;
+  std::vector<uint8_t> frame_, coded_;  // a block on its way out: framed, and delta-coded before LZ4
 };
 
 }  // namespace katrace

@@ -242,7 +242,7 @@ void SpoolWriter::Emit(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uin
     return;
   }
   if (raw_bytes == 0) return;
-  uint32_t crc = FrameBlock(stream, os_tid, 0, raw, raw_bytes, options_.compress && compress, &frame_);
+  uint32_t crc = FrameBlock(stream, os_tid, 0, raw, raw_bytes, options_.compress && compress, &frame_, &coded_);
   uint64_t dropped_before = ring_->sticky_dropped();
   ring_->Add(frame_.data(), static_cast<uint32_t>(frame_.size()), crc, raw, raw_bytes);
   if (ring_->sticky_dropped() != dropped_before) {

@@ -136,7 +136,7 @@ class SpoolWriter {
   std::atomic<uint64_t> uncompressed_blocks_{0}, uncompressed_bytes_{0};  // written by the writer thread
   // Flight mode.
   std::unique_ptr<FlightRing> ring_;
-  std::vector<uint8_t> frame_;
+  std::vector<uint8_t> frame_, coded_;
   spool::ProcessBody process_{};
   std::string host_, trace_path_;
   int next_dump_ = 1;

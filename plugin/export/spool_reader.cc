@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "katrace/record_delta.h"
+
 namespace katrace {
 namespace exporting {
 namespace {
@@ -57,9 +59,10 @@ bool SpoolFile::Open(const std::string& path, std::string* error) {
     *error = "'" + path + "' is not a katrace spool (bad magic)";
     return false;
   }
-  if (header_.version != spool::kFormatVersion) {
+  if (header_.version < spool::kOldestReadableVersion || header_.version > spool::kFormatVersion) {
     *error = "'" + path + "' is spool format version " + std::to_string(header_.version) +
-             "; this exporter reads version " + std::to_string(spool::kFormatVersion);
+             "; this exporter reads versions " + std::to_string(spool::kOldestReadableVersion) + " to " +
+             std::to_string(spool::kFormatVersion);
     return false;
   }
   if (header_.header_bytes < sizeof(header_) || header_.header_bytes > kMaxFileHeaderBytes) {
@@ -88,7 +91,7 @@ BlockStatus SpoolFile::ReadBlockHeader(uint64_t offset, BlockRef* ref, std::stri
   uint32_t max_stored = lz4 ? static_cast<uint32_t>(LZ4_compressBound(static_cast<int>(spool::kMaxBlockBytes)))
                             : spool::kMaxBlockBytes;
   if (h.raw_bytes > spool::kMaxBlockBytes || h.stored_bytes > max_stored || (!lz4 && h.stored_bytes != h.raw_bytes) ||
-      (h.flags & ~static_cast<uint32_t>(spool::kBlockLz4)) != 0) {
+      (h.flags & ~static_cast<uint32_t>(spool::kKnownBlockFlags)) != 0) {
     *reason = "block lengths out of range (stored " + std::to_string(h.stored_bytes) + ", raw " +
               std::to_string(h.raw_bytes) + ", flags " + std::to_string(h.flags) + ")";
     return BlockStatus::kBadLength;
@@ -129,15 +132,17 @@ bool SpoolFile::LoadBlock(const BlockRef& ref, bool verify, ByteBuffer* scratch,
       return false;
     }
   }
-  if (!lz4) return true;
-  uint8_t* out = raw->Reserve(ref.raw_bytes + 1u);
-  raw->Reserve(ref.raw_bytes);
-  int got = LZ4_decompress_safe(reinterpret_cast<const char*>(dst), reinterpret_cast<char*>(out),
-                                static_cast<int>(ref.stored_bytes), static_cast<int>(ref.raw_bytes));
-  if (got < 0 || static_cast<uint32_t>(got) != ref.raw_bytes) {
-    *reason = "LZ4 payload does not decode to its stated size";
-    return false;
+  if (lz4) {
+    uint8_t* out = raw->Reserve(ref.raw_bytes + 1u);
+    raw->Reserve(ref.raw_bytes);
+    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(dst), reinterpret_cast<char*>(out),
+                                  static_cast<int>(ref.stored_bytes), static_cast<int>(ref.raw_bytes));
+    if (got < 0 || static_cast<uint32_t>(got) != ref.raw_bytes) {
+      *reason = "LZ4 payload does not decode to its stated size";
+      return false;
+    }
   }
+  if (ref.flags & spool::kBlockDelta) spool::DecodeRecordDeltas(raw->data(), ref.raw_bytes);
   return true;
 }
 
