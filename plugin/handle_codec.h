@@ -31,6 +31,13 @@ constexpr uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
 // task, for its children (profiler.cc, PackMask). Pool sizes stay below it.
 constexpr uint32_t kUntrackedSlot = (1u << kSlotBits) - 1;
 
+// True when |handle| cannot name a slot: its slot field is the untracked one (whatever its other
+// bits say, stop and record on it would do nothing). The cheapest test, for stop and record to
+// return at once on the handles NCCL passes most often.
+inline bool NamesNoSlot(const void* handle) {
+  return ((reinterpret_cast<uint64_t>(handle) >> 24) & kUntrackedSlot) == kUntrackedSlot;
+}
+
 struct HandleFields {
   uint32_t context;
   Kind kind;

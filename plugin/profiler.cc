@@ -988,6 +988,7 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
 }
 
 ncclResult_t CoreStop(void* handle) {
+  if (NamesNoSlot(handle)) return ncclSuccess;
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
   if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
@@ -1011,6 +1012,7 @@ ncclResult_t CoreStop(void* handle) {
 }
 
 ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args) {
+  if (NamesNoSlot(handle)) return ncclSuccess;
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
   // katrace's own state number in the spool is never taken from NCCL.
