@@ -872,9 +872,10 @@ __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool
 // A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
 // CoreStart: out of line, the untracked starts saved 13 instructions each and the tracked ones
 // paid 30 more.
-__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask, bool record,
-                                                    bool outside, bool foreign, const SlotRef* parent, void** handle,
-                                                    const ncclProfilerEventDescr_v6_t* d) {
+__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask,
+                                                                bool record, bool outside, bool foreign,
+                                                                const SlotRef* parent, void** handle,
+                                                                const ncclProfilerEventDescr_v6_t* d) {
   // Read once, as early as the event is known to be recorded.
   uint64_t ticks = record ? NowTicks() : 0;
   EventPool* pool = GetPool(s, ctx, kind);
@@ -934,7 +935,6 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   *handle = EncodeHandle(ctx->index, kind, index, gen, outside);
   return ncclSuccess;
 }
-
 
 }  // namespace
 
