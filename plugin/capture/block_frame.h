@@ -1,6 +1,7 @@
 // Framing of one spool block (spool_format.h): the header, the payload (optionally delta-coded,
-// katrace/record_delta.h, then LZ4-compressed) and the CRC. Shared by the spool file, which writes blocks as they come, and the flight
-// recorder, which keeps framed blocks in memory and numbers them only when it dumps them.
+// katrace/record_delta.h, then LZ4-compressed) and the CRC. Shared by the spool file, which
+// writes blocks as they come, and the flight recorder, which keeps framed blocks in memory and
+// numbers them only when it dumps them.
 #ifndef KATRACE_PLUGIN_CAPTURE_BLOCK_FRAME_H_
 #define KATRACE_PLUGIN_CAPTURE_BLOCK_FRAME_H_
 
