@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
          compression.c_str(), threads, threads == 1 ? "" : "s", static_cast<unsigned long long>(moved), total,
          produced);
   printf("  %.1f M records/s, %.0f MB/s of records, %.1f B/record raw, %.1f B/record in the spool (%s)\n",
-         static_cast<double>(moved) / total / 1e6, raw_mb / total, static_cast<double>(writer.raw_bytes()) / static_cast<double>(moved),
+         static_cast<double>(moved) / total / 1e6, raw_mb / total,
+         static_cast<double>(writer.raw_bytes()) / static_cast<double>(moved),
          static_cast<double>(writer.bytes()) / static_cast<double>(moved), writer.path().c_str());
   printf("  producer waits for the writer: %llu; records lost: %llu\n",
          static_cast<unsigned long long>(counters.waits.load()), static_cast<unsigned long long>(lost));

@@ -18,8 +18,9 @@
 namespace katrace_test {
 
 // Bytes of records one AppendCollRecords call appends.
-constexpr uint64_t kCollRecordBytes = katrace::spool::RecordSize(sizeof(katrace::StartRecord<katrace::spool::CollFields>)) +
-                                      katrace::spool::RecordSize(sizeof(katrace::spool::StopBody));
+constexpr uint64_t kCollRecordBytes =
+    katrace::spool::RecordSize(sizeof(katrace::StartRecord<katrace::spool::CollFields>)) +
+    katrace::spool::RecordSize(sizeof(katrace::spool::StopBody));
 
 // A Coll's start and stop with id (and sequence number) |id|, timed now, in communicator slot 1;
 // false when the policy dropped either record.
