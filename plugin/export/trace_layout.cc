@@ -18,15 +18,6 @@ std::string HexComm(uint64_t hash) {
 
 int64_t Dur(uint64_t start, uint64_t stop) { return stop >= start ? static_cast<int64_t>(stop - start) : 0; }
 
-// Heap order: the earliest start on top; at equal starts the longer slice (a parent) first, as
-// Perfetto needs it; then arrival order, so the layout is the same every run.
-bool Later(const uint64_t a_start, const uint64_t a_end, const uint64_t a_seq, const uint64_t b_start,
-           const uint64_t b_end, const uint64_t b_seq) {
-  if (a_start != b_start) return a_start > b_start;
-  if (a_end != b_end) return a_end < b_end;
-  return a_seq > b_seq;
-}
-
 // A sub-slice of one event (a ProxyStep state, a KernelStep half), written after its event in
 // (start, longer first) order so that same-start parts come out as Perfetto nests them.
 struct SubSlice {
@@ -110,25 +101,18 @@ void TraceLayout::Add(const AssembledEvent& e) {
 
 void TraceLayout::Enqueue(uint32_t slot) {
   const Pending& p = slots_[slot];
-  heap_.push_back(HeapEntry{p.start, p.end, seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
-  });
-  if (heap_.size() > kMaxReorder) PlaceEarliest();
+  queue_.Push(p.start, p.end, slot);
+  if (queue_.size() > kMaxReorder) PlaceEarliest();
 }
 
 void TraceLayout::Advance(uint64_t watermark_ns) {
   if (watermark_ns < kWatermarkMarginNs) return;
   const uint64_t before = watermark_ns - kWatermarkMarginNs;
-  while (!heap_.empty() && heap_.front().start < before) PlaceEarliest();
+  while (!queue_.empty() && queue_.top().start < before) PlaceEarliest();
 }
 
 void TraceLayout::PlaceEarliest() {
-  std::pop_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
-  });
-  uint32_t slot = heap_.back().slot;
-  heap_.pop_back();
+  uint32_t slot = queue_.Pop();
   Place(slots_[slot]);
   free_slots_.push_back(slot);
 }
@@ -581,7 +565,7 @@ void TraceLayout::Marker(uint64_t host_ns, const spool::MarkerBody& m) {
 }
 
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
-  while (!heap_.empty()) PlaceEarliest();
+  while (!queue_.empty()) PlaceEarliest();
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;

@@ -26,6 +26,7 @@
 #include "katrace/spool_format.h"
 #include "plugin/export/assembled_event.h"
 #include "plugin/export/lane_allocator.h"
+#include "plugin/export/start_order_queue.h"
 #include "plugin/export/trace_encoder.h"
 #include "plugin/export/track_key.h"
 
@@ -85,10 +86,6 @@ class TraceLayout {
     bool clamped = false, stop_before_start = false, host_timed = false;
     bool has_wait = false, has_transfer = false;  // KernelStep halves
   };
-  struct HeapEntry {
-    uint64_t start, end, seq;
-    uint32_t slot;
-  };
   // One lane group: its lanes' tracks and, for a host thread, the stack of open calls.
   struct Group {
     std::string name;
@@ -136,8 +133,7 @@ class TraceLayout {
 
   std::vector<Pending> slots_;
   std::vector<uint32_t> free_slots_;
-  std::vector<HeapEntry> heap_;
-  uint64_t seq_ = 0;
+  StartOrderQueue queue_;  // the waiting slots, in placement order
 
   std::unordered_map<TrackKey, std::unique_ptr<Group>, TrackKeyHash> groups_;
   static constexpr size_t kCacheSize = 256;
