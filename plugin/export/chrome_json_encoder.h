@@ -34,6 +34,7 @@ class ChromeJsonEncoder : public TraceEncoder {
     first_event_ = false;
   }
   void Args(const Arg* args, size_t n);
+  bool FastSlice(const SliceEvent& slice);
   void Identity(int rank);
   void ProcessMetadata(const TraceRank& r);
   int PidOf(int track) const {
