@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <new>
 
 #include "plugin/export/event_naming.h"
 
@@ -118,7 +119,7 @@ void TraceLayout::PlaceEarliest() {
 }
 
 void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
-  *p = Pending();
+  new (p) Pending;  // in place: no zeroed temporary copied over
   p->e = e;
   p->role = Role::kEvent;
   p->start = e.start_ns;
@@ -176,7 +177,7 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
 }
 
 void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, Pending* p) const {
-  *p = Pending();
+  new (p) Pending;
   p->e = e;
   p->role = Role::kGpuExtent;
   p->type = TrackType::kGpuComm;
