@@ -98,54 +98,89 @@ TEST(ExportIdMap, AMissInsideALongRunOfConsecutiveIdsIsFoundMissing) {
   EXPECT_EQ(map.size(), 0u);
 }
 
-TEST(ExportStartOrderQueue, EarliestStartThenLongerThenArrivalOrder) {
+// Pushes, watermark takes and single pops in random mix, against a plain list of what waits:
+// what leaves, and in which order, must be what sorting the waiting entries says. |crowd| adds a
+// phase of many waiting entries and small takes, which turns the queue into its heap, and then
+// single pops.
+void CheckQueueAgainstReference(uint32_t seed, bool crowd) {
   struct Item {
     uint64_t start, end;
-    uint32_t slot;
+    uint32_t slot;  // handed out in arrival order, so it breaks ties as arrival does
   };
-  std::mt19937 rng(7);
-  StartOrderQueue q;
-  std::vector<Item> all;
-  std::vector<uint32_t> popped;
-  uint32_t next_slot = 0;
-  // Pushes and pops interleaved, with many equal starts and ends (ties broken by arrival).
-  for (int round = 0; round < 200; ++round) {
-    int pushes = static_cast<int>(rng() % 40);
-    for (int i = 0; i < pushes; ++i) {
-      uint64_t start = rng() % 50, end = start + rng() % 4;
-      all.push_back(Item{start, end, next_slot});
-      q.Push(start, end, next_slot++);
-    }
-    int pops = static_cast<int>(rng() % 40);
-    for (int i = 0; i < pops && !q.empty(); ++i) popped.push_back(q.Pop());
-  }
-  while (!q.empty()) popped.push_back(q.Pop());
-  ASSERT_EQ(popped.size(), all.size());
-  // Replay with a reference: a sorted pool of what is waiting, taking the first each time.
-  std::vector<Item> waiting;
   auto before = [](const Item& a, const Item& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.end != b.end) return a.end > b.end;
-    return a.slot < b.slot;  // slots were handed out in arrival order
+    return a.slot < b.slot;
   };
-  rng.seed(7);
-  size_t pushed = 0, taken = 0;
-  for (int round = 0; round < 200; ++round) {
-    int pushes = static_cast<int>(rng() % 40);
-    for (int i = 0; i < pushes; ++i) {
-      rng();
-      rng();
-      waiting.push_back(all[pushed++]);
-    }
-    int pops = static_cast<int>(rng() % 40);
-    for (int i = 0; i < pops && !waiting.empty(); ++i) {
+  std::mt19937 rng(seed);
+  StartOrderQueue q;
+  std::vector<Item> waiting;
+  uint32_t next_slot = 0;
+  uint64_t now = 0;
+  auto push = [&](uint64_t start) {
+    uint64_t end = start + rng() % 4;
+    q.Push(start, end, next_slot);
+    waiting.push_back(Item{start, end, next_slot++});
+  };
+  std::vector<uint32_t> got;
+  for (int round = 0; round < 400; ++round) {
+    now += rng() % 8;
+    const int pushes = crowd && round == 100 ? 6000 : static_cast<int>(rng() % 40);
+    for (int i = 0; i < pushes; ++i) push(now + rng() % 30);  // some start before what already left
+    // Single pops (which make the heap) only in the crowd's last rounds: before, the one-pass
+    // takes are what is checked.
+    if (crowd && round >= 300 && rng() % 4 == 0 && !waiting.empty()) {
       auto first = std::min_element(waiting.begin(), waiting.end(), before);
-      ASSERT_EQ(popped[taken++], first->slot);
+      ASSERT_EQ(q.PopFirst(), first->slot) << "round " << round;
       waiting.erase(first);
+    } else {
+      uint64_t watermark = crowd && round >= 100 && round < 150 ? now - 25 : now;
+      got.clear();
+      q.TakeBefore(watermark, &got);
+      std::vector<Item> want;
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        if (it->start < watermark) {
+          want.push_back(*it);
+          it = waiting.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::sort(want.begin(), want.end(), before);
+      ASSERT_EQ(got.size(), want.size()) << "round " << round;
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i].slot) << "round " << round;
+    }
+    ASSERT_EQ(q.size(), waiting.size());
+    if (!crowd || round < 100) {
+      ASSERT_FALSE(q.is_heap()) << "round " << round;
+    }
+    if (crowd && round >= 150) {
+      ASSERT_TRUE(q.is_heap()) << "round " << round;
     }
   }
+  got.clear();
+  q.TakeAll(&got);
   std::sort(waiting.begin(), waiting.end(), before);
-  for (const Item& it : waiting) ASSERT_EQ(popped[taken++], it.slot);
+  ASSERT_EQ(got.size(), waiting.size());
+  for (size_t i = 0; i < waiting.size(); ++i) ASSERT_EQ(got[i], waiting[i].slot);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(ExportStartOrderQueue, WatermarkTakesAndPopsComeOutInStartLongerArrivalOrder) {
+  CheckQueueAgainstReference(7, false);
+}
+
+TEST(ExportStartOrderQueue, SameOrderOnceManyWaitTurnItIntoAHeap) { CheckQueueAgainstReference(8, true); }
+
+TEST(ExportStartOrderQueue, TakeAllWithoutAnyPopSortsWhatWaits) {
+  StartOrderQueue q;
+  q.Push(5, 6, 0);
+  q.Push(5, 9, 1);  // same start, longer: first
+  q.Push(1, 1, 2);
+  q.Push(5, 9, 3);  // same start and end as slot 1: arrival order
+  std::vector<uint32_t> got;
+  q.TakeAll(&got);
+  EXPECT_EQ(got, (std::vector<uint32_t>{2, 1, 3, 0}));
 }
 
 TEST(ExportJsonOut, NumbersAreJsonBuffersBytes) {

@@ -103,17 +103,17 @@ void TraceLayout::Add(const AssembledEvent& e) {
 void TraceLayout::Enqueue(uint32_t slot) {
   const Pending& p = slots_[slot];
   queue_.Push(p.start, p.end, slot);
-  if (queue_.size() > kMaxReorder) PlaceEarliest();
+  if (queue_.size() > kMaxReorder) PlaceSlot(queue_.PopFirst());
 }
 
 void TraceLayout::Advance(uint64_t watermark_ns) {
   if (watermark_ns < kWatermarkMarginNs) return;
-  const uint64_t before = watermark_ns - kWatermarkMarginNs;
-  while (!queue_.empty() && queue_.top().start < before) PlaceEarliest();
+  ready_.clear();
+  queue_.TakeBefore(watermark_ns - kWatermarkMarginNs, &ready_);
+  for (uint32_t slot : ready_) PlaceSlot(slot);
 }
 
-void TraceLayout::PlaceEarliest() {
-  uint32_t slot = queue_.Pop();
+void TraceLayout::PlaceSlot(uint32_t slot) {
   Place(slots_[slot]);
   free_slots_.push_back(slot);
 }
@@ -566,7 +566,9 @@ void TraceLayout::Marker(uint64_t host_ns, const spool::MarkerBody& m) {
 }
 
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
-  while (!queue_.empty()) PlaceEarliest();
+  ready_.clear();
+  queue_.TakeAll(&ready_);
+  for (uint32_t slot : ready_) PlaceSlot(slot);
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;

@@ -103,7 +103,7 @@ class TraceLayout {
   void Prepare(const AssembledEvent& e, Pending* p) const;
   void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
   void Enqueue(uint32_t slot);
-  void PlaceEarliest();
+  void PlaceSlot(uint32_t slot);
   void Place(const Pending& p);
 
   TrackKey KeyOf(const Pending& p) const;
@@ -133,7 +133,8 @@ class TraceLayout {
 
   std::vector<Pending> slots_;
   std::vector<uint32_t> free_slots_;
-  StartOrderQueue queue_;  // the waiting slots, in placement order
+  StartOrderQueue queue_;        // the waiting slots, in placement order
+  std::vector<uint32_t> ready_;  // those the watermark just let out
 
   std::unordered_map<TrackKey, std::unique_ptr<Group>, TrackKeyHash> groups_;
   static constexpr size_t kCacheSize = 256;
