@@ -110,7 +110,21 @@ void TraceLayout::Advance(uint64_t watermark_ns) {
   if (watermark_ns < kWatermarkMarginNs) return;
   ready_.clear();
   queue_.TakeBefore(watermark_ns - kWatermarkMarginNs, &ready_);
-  for (uint32_t slot : ready_) PlaceSlot(slot);
+  PlaceReady();
+}
+
+void TraceLayout::PlaceReady() {
+  // A slot waited through thousands of others (and megabytes of JSON) since it was filled: it
+  // is loaded a few slices ahead, so placing it does not stall on memory.
+  constexpr size_t kAhead = 4;
+  const size_t n = ready_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const char* next = reinterpret_cast<const char*>(&slots_[ready_[i + kAhead]]);
+      for (size_t line = 0; line < sizeof(Pending); line += 64) __builtin_prefetch(next + line);
+    }
+    PlaceSlot(ready_[i]);
+  }
 }
 
 void TraceLayout::PlaceSlot(uint32_t slot) {
@@ -568,7 +582,7 @@ void TraceLayout::Marker(uint64_t host_ns, const spool::MarkerBody& m) {
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
   ready_.clear();
   queue_.TakeAll(&ready_);
-  for (uint32_t slot : ready_) PlaceSlot(slot);
+  PlaceReady();
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;

@@ -104,6 +104,7 @@ class TraceLayout {
   void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
   void Enqueue(uint32_t slot);
   void PlaceSlot(uint32_t slot);
+  void PlaceReady();  // every slot in ready_, in order
   void Place(const Pending& p);
 
   TrackKey KeyOf(const Pending& p) const;
