@@ -196,6 +196,16 @@ TEST(ExportJsonOut, NumbersAreJsonBuffersBytes) {
     out.Uint(v).Char(' ').Hex64(v).Char(' ');
     ref.Uint(v).Char(' ').Hex64(v).Char(' ');
   }
+  // Every magnitude, at and around each power of ten.
+  std::mt19937_64 rng(11);
+  for (int digits = 1; digits <= 20; ++digits) {
+    uint64_t p = 1;
+    for (int i = 1; i < digits; ++i) p *= 10;
+    for (uint64_t v : {p - 1, p, p + 1, p + rng() % p, p * 9 + rng() % p}) {
+      out.Uint(v).Char(' ').Int(static_cast<int64_t>(v)).Char(' ').Micros(static_cast<int64_t>(0 - v)).Char(' ');
+      ref.Uint(v).Char(' ').Int(static_cast<int64_t>(v)).Char(' ').Micros(static_cast<int64_t>(0 - v)).Char(' ');
+    }
+  }
   out.String("plain").String("a \"quoted\"\\ and\ttab \x01");
   ref.String("plain").String("a \"quoted\"\\ and\ttab \x01");
   EXPECT_EQ(std::string(out.data(), out.size()), ref.str());

@@ -192,20 +192,34 @@ class JsonOut {
     }
   }
 
-  // Decimal digits of |v|, then the digits written in place from the last pair backwards.
-  static int DecimalDigits(uint64_t v) {
-    int n = 1;
-    for (;;) {
-      if (v < 10) return n;
-      if (v < 100) return n + 1;
-      if (v < 1000) return n + 2;
-      if (v < 10000) return n + 3;
-      v /= 10000;
-      n += 4;
-    }
-  }
+  // A number is written in chunks of eight digits done in 32-bit arithmetic, whose pairs do not
+  // depend on each other (a 19-digit GPU stamp is two chunks and a head, not nine dependent
+  // 64-bit divisions).
   static char* WriteUint(char* out, uint64_t v) {
-    int n = DecimalDigits(v);
+    constexpr uint64_t k8 = 100000000, k16 = k8 * k8;
+    if (v < k8) return WriteHead(out, static_cast<uint32_t>(v));
+    if (v < k16) {
+      out = WriteHead(out, static_cast<uint32_t>(v / k8));
+      Write8(out, static_cast<uint32_t>(v % k8));
+      return out + 8;
+    }
+    out = WriteHead(out, static_cast<uint32_t>(v / k16));  // at most 1844
+    const uint64_t rest = v % k16;
+    Write8(out, static_cast<uint32_t>(rest / k8));
+    Write8(out + 8, static_cast<uint32_t>(rest % k8));
+    return out + 16;
+  }
+  // Exactly eight digits, leading zeros included.
+  static void Write8(char* out, uint32_t v) {
+    const uint32_t hi = v / 10000, lo = v % 10000;
+    memcpy(out, kPairs + 2 * (hi / 100), 2);
+    memcpy(out + 2, kPairs + 2 * (hi % 100), 2);
+    memcpy(out + 4, kPairs + 2 * (lo / 100), 2);
+    memcpy(out + 6, kPairs + 2 * (lo % 100), 2);
+  }
+  // |v| < 10^8 without leading zeros.
+  static char* WriteHead(char* out, uint32_t v) {
+    const int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : v < 1000000 ? 6 : v < 10000000 ? 7 : 8;
     char* q = out + n;
     while (v >= 100) {
       q -= 2;
