@@ -89,7 +89,7 @@ void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
 // (every piece's most); a slice with a string that needs escaping takes the general path.
 bool ChromeJsonEncoder::FastSlice(const SliceEvent& s) {
   if (!JsonOut::Plain(s.name)) return false;
-  const std::string_view cat(s.category);
+  const std::string_view cat = s.category;
   size_t bound = 2 + 80 + s.name.size() + cat.size() + JsonOut::kMaxInt * 2 + JsonOut::kMaxMicros * 2 + 2;
   for (size_t i = 0; i < s.nargs; ++i) {
     const Arg& a = s.args[i];

@@ -24,7 +24,7 @@ int64_t Dur(uint64_t start, uint64_t stop) { return stop >= start ? static_cast<
 struct SubSlice {
   uint64_t start, end;
   std::string_view name;
-  const char* cat;
+  std::string_view cat;
 };
 
 void SortSubSlices(SubSlice* s, size_t n) {
@@ -337,7 +337,7 @@ void TraceLayout::Place(const Pending& p) {
 
 // ---- Writing ----
 
-void TraceLayout::Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
+void TraceLayout::Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
                        size_t n) {
   int64_t ts = Rel(start), dur = Dur(start, stop);
   // Garbage ticks can put a host slice's end past 2^62 ns (146 years) from the base, where

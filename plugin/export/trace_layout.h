@@ -115,7 +115,7 @@ class TraceLayout {
   std::string GroupName(const TrackKey& key, const AssembledEvent& e) const;
   int SortBase(const TrackKey& key);
 
-  void Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
+  void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
   size_t CommonArgs(const AssembledEvent& e, Arg* args) const;
   size_t GpuFacts(const Pending& p, Arg* args) const;
   void FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts);
