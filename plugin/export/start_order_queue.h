@@ -28,7 +28,7 @@ class StartOrderQueue {
   bool is_heap() const { return heap_; }  // visible for testing
 
   void Push(uint64_t start, uint64_t end, uint32_t slot) {
-    entries_.push_back(Entry{start, end, seq_++, slot});
+    entries_.emplace_back(start, end, seq_++, slot);
     if (heap_) SiftUp(entries_.size() - 1);
   }
 
@@ -80,6 +80,10 @@ class StartOrderQueue {
   static constexpr size_t kScanLimit = 4096;
 
   struct Entry {
+    // Built in place by emplace_back: a braced temporary went through the stack, and copying it
+    // out stalled on the stores just made (store forwarding), most of a push.
+    Entry() = default;
+    Entry(uint64_t s, uint64_t e, uint64_t q, uint32_t sl) : start(s), end(e), seq(q), slot(sl) {}
     uint64_t start, end, seq;
     uint32_t slot;
   };
