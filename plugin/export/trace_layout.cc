@@ -133,8 +133,7 @@ void TraceLayout::PlaceSlot(uint32_t slot) {
 }
 
 void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
-  new (p) Pending;  // in place: no zeroed temporary copied over
-  p->e = e;
+  new (p) Pending(e);  // in place: no zeroed temporary copied over, e not zeroed first
   p->role = Role::kEvent;
   p->start = e.start_ns;
   p->end = e.stop_ns < e.start_ns ? e.start_ns : e.stop_ns;
@@ -191,8 +190,7 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
 }
 
 void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, Pending* p) const {
-  new (p) Pending;
-  p->e = e;
+  new (p) Pending(e);
   p->role = Role::kGpuExtent;
   p->type = TrackType::kGpuComm;
   p->stop_before_start = e.gpu_stop < e.gpu_start;

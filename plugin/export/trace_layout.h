@@ -77,6 +77,8 @@ class TraceLayout {
     uint64_t start, end;
   };
   struct Pending {
+    Pending() = default;
+    explicit Pending(const AssembledEvent& event) : e(event) {}
     AssembledEvent e;
     Role role = Role::kEvent;
     TrackType type = TrackType::kHost;
