@@ -34,7 +34,7 @@ class RecordingEncoder : public TraceEncoder {
   }
   void Slice(const SliceEvent& s) override {
     EXPECT_EQ(track_name.count(s.track), 1u) << "slice before its track";
-    RecordedSlice r{std::string(s.name), s.category, s.track, s.ts, s.dur, {}};
+    RecordedSlice r{std::string(s.name), std::string(s.category), s.track, s.ts, s.dur, {}};
     for (size_t i = 0; i < s.nargs; ++i) {
       const Arg& a = s.args[i];
       r.args[std::string(a.key)] = a.type == ArgType::kInt || a.type == ArgType::kTime ? a.i : static_cast<int64_t>(a.u);

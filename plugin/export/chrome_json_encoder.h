@@ -4,19 +4,20 @@
 #ifndef KATRACE_PLUGIN_EXPORT_CHROME_JSON_ENCODER_H_
 #define KATRACE_PLUGIN_EXPORT_CHROME_JSON_ENCODER_H_
 
-#include "plugin/export/trace_encoder.h"
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "plugin/export/json_out.h"
-#include "plugin/output_sink.h"
+#include "plugin/export/trace_encoder.h"
+#include "plugin/export/write_behind.h"
 
 namespace katrace {
 namespace exporting {
 
 class ChromeJsonEncoder : public TraceEncoder {
  public:
-  explicit ChromeJsonEncoder(OutputSink* sink) : sink_(sink) {}
+  explicit ChromeJsonEncoder(WriteBehind* writer) : writer_(writer), buf_(std::make_unique<JsonOut>()) {}
   ~ChromeJsonEncoder() override = default;
 
   void Begin(const TraceProcess& process) override;
@@ -29,23 +30,24 @@ class ChromeJsonEncoder : public TraceEncoder {
 
  private:
   void BeginEvent() {
-    if (!first_event_) buf_.Raw(",\n");
+    if (!first_event_) buf_->Raw(",\n");
     first_event_ = false;
   }
   void Args(const Arg* args, size_t n);
+  bool FastSlice(const SliceEvent& slice);
   void Identity(int rank);
   void ProcessMetadata(const TraceRank& r);
   int PidOf(int track) const {
     return track >= 0 && static_cast<size_t>(track) < track_pid_.size() ? track_pid_[static_cast<size_t>(track)] : pid0_;
   }
   void MaybeFlush() {
-    if (buf_.size() >= kFlushBytes) Flush();
+    if (buf_->size() >= kFlushBytes) Flush();
   }
   void Flush();
 
   static constexpr size_t kFlushBytes = 1 << 20;
-  OutputSink* sink_;
-  JsonOut buf_;
+  WriteBehind* writer_;
+  std::unique_ptr<JsonOut> buf_;
   TraceProcess process_;
   std::vector<int> track_pid_;  // per track: the pid it belongs to
   int pid0_ = 0;                // the first rank's: counters and the closing instant

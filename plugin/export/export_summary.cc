@@ -16,20 +16,33 @@ void ExportSummary::Summarize(const SliceEvent& e) {
   s.start_ns = e.ts;
   s.duration_ns = e.dur > 0 ? static_cast<uint64_t>(e.dur) : 0;
   // The args the summary reads, by key, as katrace-stats reads them from the trace.
+  // A slice has a dozen args and only these few matter: the key's length picks the one or two
+  // candidates, so most keys cost one comparison of lengths.
   for (size_t i = 0; i < e.nargs; ++i) {
     const Arg& a = e.args[i];
-    if (a.key == "incomplete") {
-      s.incomplete = a.u != 0;
-    } else if (a.key == "host_timed") {
-      s.host_timed = a.u != 0;
-    } else if (a.key == "abandoned") {
-      s.abandoned = a.u != 0;
-    } else if (a.key == "comm") {
-      s.comm = a.u;
-    } else if (a.key == "rank") {
-      s.rank = a.i;
-    } else if (a.key == "channel") {
-      s.channel = a.type == ArgType::kUint ? static_cast<int64_t>(a.u) : a.i;
+    switch (a.key.size()) {
+      case 4:
+        if (a.key == "comm") {
+          s.comm = a.u;
+        } else if (a.key == "rank") {
+          s.rank = a.i;
+        }
+        break;
+      case 7:
+        if (a.key == "channel") s.channel = a.type == ArgType::kUint ? static_cast<int64_t>(a.u) : a.i;
+        break;
+      case 9:
+        if (a.key == "abandoned") s.abandoned = a.u != 0;
+        break;
+      case 10:
+        if (a.key == "incomplete") {
+          s.incomplete = a.u != 0;
+        } else if (a.key == "host_timed") {
+          s.host_timed = a.u != 0;
+        }
+        break;
+      default:
+        break;
     }
   }
   summary_.Add(s);

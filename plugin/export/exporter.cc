@@ -21,6 +21,7 @@
 #include "plugin/export/spool_index.h"
 #include "plugin/export/stream_merge.h"
 #include "plugin/export/trace_layout.h"
+#include "plugin/export/write_behind.h"
 #include "plugin/output_sink.h"
 
 namespace katrace {
@@ -198,13 +199,15 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   }
   report.trace_path = sink.path();
 
-  ChromeJsonEncoder encoder(&sink);
+  const bool pipelined = threads >= 2;
+  // With threads to spare the file writes run behind the encoder (write_behind.h).
+  WriteBehind writer(&sink, pipelined);
+  ChromeJsonEncoder encoder(&writer);
   // The summary sees every slice on its way to the encoder, exactly as the trace gets it.
   ExportSummary summary(&encoder);
   TraceLayout layout(process, &summary);
   // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
   // second thread fed in batches (inline when only one thread is allowed), so both cores work.
-  const bool pipelined = threads >= 2;
   EventPipe pipe;
   auto consume = [&](const EventBatch& b) {
     size_t s = 0;
@@ -288,6 +291,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   } else {
     consume(*batch);
   }
+  // Everything so far is in the sink (its error count below is final); the footer is written
+  // inline.
+  writer.Finish();
 
   TraceTotals totals;
   FillTotals(index, sink.io_errors(), &totals);

@@ -1,6 +1,11 @@
 // A small open-addressing hash map from a non-zero 64-bit record id to a 32-bit index, for the
 // assembler's live and recently-completed events: one flat array, linear probing, deletion by
 // backward shift (no tombstones), so its cost per event is a few cache lines and no allocation.
+// The capture hands ids out in runs (per-thread blocks of consecutive numbers), so the slot is
+// the id itself modulo the table: ids that complete one after another share cache lines instead
+// of costing a miss each in a table far larger than the cache. Ids that do not come in runs
+// (a hostile spool: multiples of a power of two) would make long probe runs there; the first
+// such run switches the map, for good, to a mixing hash.
 #ifndef KATRACE_PLUGIN_EXPORT_ID_MAP_H_
 #define KATRACE_PLUGIN_EXPORT_ID_MAP_H_
 
@@ -19,28 +24,40 @@ class IdMap {
 
   IdMap() { Rehash(1024); }
 
+  // A key is never further than max_shift_ from its home slot (erasing only moves keys closer),
+  // so a miss costs a bounded scan even inside a long run of consecutive ids.
   uint32_t Find(uint64_t id) const {
-    for (size_t i = Slot(id);; i = (i + 1) & mask_) {
+    size_t i = Slot(id);
+    for (size_t k = 0; k <= max_shift_; ++k, i = (i + 1) & mask_) {
       if (keys_[i] == id) return values_[i];
       if (keys_[i] == 0) return kMissing;
     }
+    return kMissing;
   }
 
   // Inserts or overwrites; id must not be 0.
   void Put(uint64_t id, uint32_t value) {
     if ((size_ + 1) * 2 > keys_.size()) Rehash(keys_.size() * 2);
     size_t i = Slot(id);
+    size_t probes = 0;
     for (; keys_[i] != 0 && keys_[i] != id; i = (i + 1) & mask_) {
+      if (++probes == kMaxProbes && !mixed_) {
+        mixed_ = true;
+        Rehash(keys_.size());
+        Put(id, value);
+        return;
+      }
     }
     if (keys_[i] == 0) ++size_;
+    if (probes > max_shift_) max_shift_ = probes;
     keys_[i] = id;
     values_[i] = value;
   }
 
   void Erase(uint64_t id) {
     size_t i = Slot(id);
-    for (; keys_[i] != id; i = (i + 1) & mask_) {
-      if (keys_[i] == 0) return;
+    for (size_t k = 0; keys_[i] != id; ++k, i = (i + 1) & mask_) {
+      if (keys_[i] == 0 || k == max_shift_) return;
     }
     // Backward shift: pull later entries of the probe run into the hole when that keeps them
     // reachable from their home slot.
@@ -72,10 +89,16 @@ class IdMap {
   void Clear() {
     std::fill(keys_.begin(), keys_.end(), 0);
     size_ = 0;
+    max_shift_ = 0;
   }
 
  private:
-  size_t Slot(uint64_t id) const { return static_cast<size_t>((id * 0x9e3779b97f4a7c15ull) >> 20) & mask_; }
+  // Probe run length at which the ids are taken not to come in runs.
+  static constexpr size_t kMaxProbes = 64;
+
+  size_t Slot(uint64_t id) const {
+    return static_cast<size_t>(mixed_ ? (id * 0x9e3779b97f4a7c15ull) >> 20 : id) & mask_;
+  }
 
   void Rehash(size_t capacity) {
     std::vector<uint64_t> keys;
@@ -86,6 +109,7 @@ class IdMap {
     values_.assign(capacity, 0);
     mask_ = capacity - 1;
     size_ = 0;
+    max_shift_ = 0;
     for (size_t i = 0; i < keys.size(); ++i) {
       if (keys[i] != 0) Put(keys[i], values[i]);
     }
@@ -95,6 +119,8 @@ class IdMap {
   std::vector<uint32_t> values_;
   size_t mask_ = 0;
   size_t size_ = 0;
+  size_t max_shift_ = 0;  // the furthest any key sits from its home slot
+  bool mixed_ = false;
 };
 
 }  // namespace exporting

@@ -45,77 +45,122 @@ class JsonOut {
   }
 
   JsonOut& Uint(uint64_t v) {
-    Reserve(20);
-    p_ = WriteUint(p_, v);
+    Reserve(kMaxUint);
+    p_ = PutUint(p_, v);
     return *this;
   }
   JsonOut& Int(int64_t v) {
-    Reserve(21);
-    if (v < 0) {
-      *p_++ = '-';
-      p_ = WriteUint(p_, static_cast<uint64_t>(-(v + 1)) + 1);
-    } else {
-      p_ = WriteUint(p_, static_cast<uint64_t>(v));
-    }
+    Reserve(kMaxInt);
+    p_ = PutInt(p_, v);
     return *this;
   }
-  // Nanoseconds written as microseconds with three decimals: 12345 -> "12.345". The magnitude
-  // is an unsigned negation: the bytes JsonBuffer gives, without signed overflow at INT64_MIN.
+  // Nanoseconds written as microseconds with three decimals: 12345 -> "12.345".
   JsonOut& Micros(int64_t ns) {
-    Reserve(26);
-    uint64_t u = static_cast<uint64_t>(ns);
-    if (ns < 0) {
-      *p_++ = '-';
-      u = 0 - u;
-    }
-    p_ = WriteUint(p_, u / 1000);
-    unsigned frac = static_cast<unsigned>(u % 1000);
-    p_[0] = '.';
-    p_[1] = static_cast<char>('0' + frac / 100);
-    memcpy(p_ + 2, kPairs + 2 * (frac % 100), 2);
-    p_ += 4;
+    Reserve(kMaxMicros);
+    p_ = PutMicros(p_, ns);
     return *this;
   }
   JsonOut& Hex64(uint64_t v) {
-    static const char kDigits[] = "0123456789abcdef";
     Reserve(16);
-    for (int i = 15; i >= 0; --i, v >>= 4) p_[i] = kDigits[v & 0xf];
-    p_ += 16;
+    p_ = PutHex64(p_, v);
     return *this;
   }
 
   // A quoted, escaped JSON string.
   JsonOut& String(std::string_view s) {
+    if (!Plain(s)) return Escaped(s);
     Reserve(s.size() + 2);
-    bool plain = true;
-    for (char ch : s) {
-      unsigned char c = static_cast<unsigned char>(ch);
-      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-        plain = false;
-        break;
-      }
-    }
-    if (!plain) return Escaped(s);
-    *p_++ = '"';
-    Copy(p_, s.data(), s.size());
-    p_ += s.size();
-    *p_++ = '"';
+    p_ = PutPlainString(p_, s);
     return *this;
   }
 
   // "key":
   JsonOut& Key(std::string_view key) {
     Reserve(key.size() + 3);
-    *p_++ = '"';
-    Copy(p_, key.data(), key.size());
-    p_ += key.size();
-    p_[0] = '"';
-    p_[1] = ':';
-    p_ += 2;
+    p_ = PutKey(p_, key);
     return *this;
   }
 
+  // For a writer that formats many pieces at once (an encoder's most common event): room for
+  // |n| bytes, written through the returned pointer with the Put functions below, then
+  // Commit(the pointer past the last byte). A local pointer stays in a register; each char
+  // stored through p_ itself makes the compiler load p_ again.
+  char* Claim(size_t n) {
+    Reserve(n);
+    return p_;
+  }
+  void Commit(char* end) { p_ = end; }
+
+  // The most bytes each Put below writes.
+  static constexpr size_t kMaxUint = 20, kMaxInt = 21, kMaxMicros = 26;
+
+  static char* PutRaw(char* p, std::string_view s) {
+    Copy(p, s.data(), s.size());
+    return p + s.size();
+  }
+  static char* PutUint(char* p, uint64_t v) { return WriteUint(p, v); }
+  static char* PutInt(char* p, int64_t v) {
+    if (v < 0) {
+      *p++ = '-';
+      return WriteUint(p, static_cast<uint64_t>(-(v + 1)) + 1);
+    }
+    return WriteUint(p, static_cast<uint64_t>(v));
+  }
+  // The magnitude is an unsigned negation: the bytes JsonBuffer gives, without signed overflow
+  // at INT64_MIN.
+  static char* PutMicros(char* p, int64_t ns) {
+    uint64_t u = static_cast<uint64_t>(ns);
+    if (ns < 0) {
+      *p++ = '-';
+      u = 0 - u;
+    }
+    p = WriteUint(p, u / 1000);
+    unsigned frac = static_cast<unsigned>(u % 1000);
+    p[0] = '.';
+    p[1] = static_cast<char>('0' + frac / 100);
+    memcpy(p + 2, kPairs + 2 * (frac % 100), 2);
+    return p + 4;
+  }
+  // Two digits at a time, from a table of the 256 byte values.
+  static char* PutHex64(char* p, uint64_t v) {
+    for (int i = 14; i >= 0; i -= 2, v >>= 8) memcpy(p + i, kHexPairs + 2 * (v & 0xff), 2);
+    return p + 16;
+  }
+  // True when |s| goes between quotes as it is (no control bytes, quotes, backslashes or
+  // non-ASCII); PutPlainString takes only such a string.
+  static bool Plain(std::string_view s) {
+    for (char ch : s) {
+      unsigned char c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+    }
+    return true;
+  }
+  static char* PutPlainString(char* p, std::string_view s) {
+    *p++ = '"';
+    Copy(p, s.data(), s.size());
+    p += s.size();
+    *p++ = '"';
+    return p;
+  }
+  static char* PutKey(char* p, std::string_view key) {
+    *p++ = '"';
+    Copy(p, key.data(), key.size());
+    p += key.size();
+    p[0] = '"';
+    p[1] = ':';
+    return p + 2;
+  }
+
  private:
+  static constexpr char kHexPairs[] =
+      "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+      "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+      "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+      "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+      "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+      "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+      "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+      "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
   static constexpr char kPairs[] =
       "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -147,20 +192,34 @@ class JsonOut {
     }
   }
 
-  // Decimal digits of |v|, then the digits written in place from the last pair backwards.
-  static int DecimalDigits(uint64_t v) {
-    int n = 1;
-    for (;;) {
-      if (v < 10) return n;
-      if (v < 100) return n + 1;
-      if (v < 1000) return n + 2;
-      if (v < 10000) return n + 3;
-      v /= 10000;
-      n += 4;
-    }
-  }
+  // A number is written in chunks of eight digits done in 32-bit arithmetic, whose pairs do not
+  // depend on each other (a 19-digit GPU stamp is two chunks and a head, not nine dependent
+  // 64-bit divisions).
   static char* WriteUint(char* out, uint64_t v) {
-    int n = DecimalDigits(v);
+    constexpr uint64_t k8 = 100000000, k16 = k8 * k8;
+    if (v < k8) return WriteHead(out, static_cast<uint32_t>(v));
+    if (v < k16) {
+      out = WriteHead(out, static_cast<uint32_t>(v / k8));
+      Write8(out, static_cast<uint32_t>(v % k8));
+      return out + 8;
+    }
+    out = WriteHead(out, static_cast<uint32_t>(v / k16));  // at most 1844
+    const uint64_t rest = v % k16;
+    Write8(out, static_cast<uint32_t>(rest / k8));
+    Write8(out + 8, static_cast<uint32_t>(rest % k8));
+    return out + 16;
+  }
+  // Exactly eight digits, leading zeros included.
+  static void Write8(char* out, uint32_t v) {
+    const uint32_t hi = v / 10000, lo = v % 10000;
+    memcpy(out, kPairs + 2 * (hi / 100), 2);
+    memcpy(out + 2, kPairs + 2 * (hi % 100), 2);
+    memcpy(out + 4, kPairs + 2 * (lo / 100), 2);
+    memcpy(out + 6, kPairs + 2 * (lo % 100), 2);
+  }
+  // |v| < 10^8 without leading zeros.
+  static char* WriteHead(char* out, uint32_t v) {
+    const int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : v < 1000000 ? 6 : v < 10000000 ? 7 : 8;
     char* q = out + n;
     while (v >= 100) {
       q -= 2;

@@ -38,6 +38,7 @@ class LaneAllocator {
     if (a.zero_tail != b.zero_tail) return a.zero_tail;
     return a.lane > b.lane;
   }
+  void ReplaceTop(const Free& next);
   std::vector<Free> heap_;
   int lanes_ = 0;
 };

@@ -129,7 +129,14 @@ class RecordCursor {
 template <typename T>
 inline T ReadBody(const uint8_t* body, size_t size, size_t at = 0) {
   T out{};
-  if (at < size) memcpy(&out, body + at, size - at < sizeof(T) ? size - at : sizeof(T));
+  if (at >= size) return out;
+  // A whole body (nearly always) is one fixed-size copy, which compiles to plain loads; a copy
+  // of variable length goes through the stack byte by byte, and reading the result stalled.
+  if (size - at >= sizeof(T)) {
+    memcpy(&out, body + at, sizeof(T));
+  } else {
+    memcpy(&out, body + at, size - at);
+  }
   return out;
 }
 

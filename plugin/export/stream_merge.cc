@@ -80,6 +80,20 @@ StreamMerge::Stream* StreamMerge::Pop() {
   return s;
 }
 
+void StreamMerge::ReplaceTop(Stream* s) {
+  const size_t n = heap_.size();
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Less(heap_[child + 1], heap_[child])) ++child;
+    if (!Less(heap_[child], s)) break;
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  heap_[i] = s;
+}
+
 bool StreamMerge::Advance(Stream* s) {
   for (;;) {
     if (s->block != nullptr) {
@@ -129,8 +143,12 @@ bool StreamMerge::Next(MergedRecord* out) {
       if (heap_.empty()) return false;
       current_ = Pop();
     } else if (!heap_.empty() && Less(heap_.front(), current_)) {
-      Push(current_);
-      current_ = Pop();
+      // The smallest waiting stream takes over and the current one takes its place at the top:
+      // one sift instead of a push and a pop (the streams' order is total, so the same stream
+      // comes up either way).
+      Stream* next = heap_.front();
+      ReplaceTop(current_);
+      current_ = next;
     }
     Stream* s = current_;
     if (s->needs_load) {

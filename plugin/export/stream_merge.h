@@ -65,6 +65,7 @@ class StreamMerge {
   }
   void Push(Stream* s);
   Stream* Pop();
+  void ReplaceTop(Stream* s);  // the top leaves, |s| goes in (a heap of std::push_heap's order)
 
   const SpoolIndex& index_;
   std::vector<BlockRef> schedule_refs_;

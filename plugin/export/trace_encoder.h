@@ -46,7 +46,7 @@ struct Arg {
 
 struct SliceEvent {
   std::string_view name;
-  const char* category;
+  std::string_view category;  // its length known once, not measured by every reader
   int track;
   int64_t ts;
   int64_t dur;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <new>
 
 #include "plugin/export/event_naming.h"
 
@@ -18,21 +19,12 @@ std::string HexComm(uint64_t hash) {
 
 int64_t Dur(uint64_t start, uint64_t stop) { return stop >= start ? static_cast<int64_t>(stop - start) : 0; }
 
-// Heap order: the earliest start on top; at equal starts the longer slice (a parent) first, as
-// Perfetto needs it; then arrival order, so the layout is the same every run.
-bool Later(const uint64_t a_start, const uint64_t a_end, const uint64_t a_seq, const uint64_t b_start,
-           const uint64_t b_end, const uint64_t b_seq) {
-  if (a_start != b_start) return a_start > b_start;
-  if (a_end != b_end) return a_end < b_end;
-  return a_seq > b_seq;
-}
-
 // A sub-slice of one event (a ProxyStep state, a KernelStep half), written after its event in
 // (start, longer first) order so that same-start parts come out as Perfetto nests them.
 struct SubSlice {
   uint64_t start, end;
   std::string_view name;
-  const char* cat;
+  std::string_view cat;
 };
 
 void SortSubSlices(SubSlice* s, size_t n) {
@@ -110,32 +102,38 @@ void TraceLayout::Add(const AssembledEvent& e) {
 
 void TraceLayout::Enqueue(uint32_t slot) {
   const Pending& p = slots_[slot];
-  heap_.push_back(HeapEntry{p.start, p.end, seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
-  });
-  if (heap_.size() > kMaxReorder) PlaceEarliest();
+  queue_.Push(p.start, p.end, slot);
+  if (queue_.size() > kMaxReorder) PlaceSlot(queue_.PopFirst());
 }
 
 void TraceLayout::Advance(uint64_t watermark_ns) {
   if (watermark_ns < kWatermarkMarginNs) return;
-  const uint64_t before = watermark_ns - kWatermarkMarginNs;
-  while (!heap_.empty() && heap_.front().start < before) PlaceEarliest();
+  ready_.clear();
+  queue_.TakeBefore(watermark_ns - kWatermarkMarginNs, &ready_);
+  PlaceReady();
 }
 
-void TraceLayout::PlaceEarliest() {
-  std::pop_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return Later(a.start, a.end, a.seq, b.start, b.end, b.seq);
-  });
-  uint32_t slot = heap_.back().slot;
-  heap_.pop_back();
+void TraceLayout::PlaceReady() {
+  // A slot waited through thousands of others (and megabytes of JSON) since it was filled: it
+  // is loaded a few slices ahead, so placing it does not stall on memory.
+  constexpr size_t kAhead = 4;
+  const size_t n = ready_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const char* next = reinterpret_cast<const char*>(&slots_[ready_[i + kAhead]]);
+      for (size_t line = 0; line < sizeof(Pending); line += 64) __builtin_prefetch(next + line);
+    }
+    PlaceSlot(ready_[i]);
+  }
+}
+
+void TraceLayout::PlaceSlot(uint32_t slot) {
   Place(slots_[slot]);
   free_slots_.push_back(slot);
 }
 
 void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
-  *p = Pending();
-  p->e = e;
+  new (p) Pending(e);  // in place: no zeroed temporary copied over, e not zeroed first
   p->role = Role::kEvent;
   p->start = e.start_ns;
   p->end = e.stop_ns < e.start_ns ? e.start_ns : e.stop_ns;
@@ -192,8 +190,7 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
 }
 
 void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, Pending* p) const {
-  *p = Pending();
-  p->e = e;
+  new (p) Pending(e);
   p->role = Role::kGpuExtent;
   p->type = TrackType::kGpuComm;
   p->stop_before_start = e.gpu_stop < e.gpu_start;
@@ -338,7 +335,7 @@ void TraceLayout::Place(const Pending& p) {
 
 // ---- Writing ----
 
-void TraceLayout::Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
+void TraceLayout::Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
                        size_t n) {
   int64_t ts = Rel(start), dur = Dur(start, stop);
   // Garbage ticks can put a host slice's end past 2^62 ns (146 years) from the base, where
@@ -581,7 +578,9 @@ void TraceLayout::Marker(uint64_t host_ns, const spool::MarkerBody& m) {
 }
 
 void TraceLayout::Finish(uint64_t end_host_ns, TraceTotals* t) {
-  while (!heap_.empty()) PlaceEarliest();
+  ready_.clear();
+  queue_.TakeAll(&ready_);
+  PlaceReady();
   for (int k = 0; k < kKindCount; ++k) t->events[k] = events_[k];
   t->incomplete = incomplete_;
   t->late_children = late_children_;

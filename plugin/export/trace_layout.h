@@ -26,6 +26,7 @@
 #include "katrace/spool_format.h"
 #include "plugin/export/assembled_event.h"
 #include "plugin/export/lane_allocator.h"
+#include "plugin/export/start_order_queue.h"
 #include "plugin/export/trace_encoder.h"
 #include "plugin/export/track_key.h"
 
@@ -76,6 +77,8 @@ class TraceLayout {
     uint64_t start, end;
   };
   struct Pending {
+    Pending() = default;
+    explicit Pending(const AssembledEvent& event) : e(event) {}
     AssembledEvent e;
     Role role = Role::kEvent;
     TrackType type = TrackType::kHost;
@@ -84,10 +87,6 @@ class TraceLayout {
     uint8_t nparts = 0;
     bool clamped = false, stop_before_start = false, host_timed = false;
     bool has_wait = false, has_transfer = false;  // KernelStep halves
-  };
-  struct HeapEntry {
-    uint64_t start, end, seq;
-    uint32_t slot;
   };
   // One lane group: its lanes' tracks and, for a host thread, the stack of open calls.
   struct Group {
@@ -106,7 +105,8 @@ class TraceLayout {
   void Prepare(const AssembledEvent& e, Pending* p) const;
   void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
   void Enqueue(uint32_t slot);
-  void PlaceEarliest();
+  void PlaceSlot(uint32_t slot);
+  void PlaceReady();  // every slot in ready_, in order
   void Place(const Pending& p);
 
   TrackKey KeyOf(const Pending& p) const;
@@ -117,7 +117,7 @@ class TraceLayout {
   std::string GroupName(const TrackKey& key, const AssembledEvent& e) const;
   int SortBase(const TrackKey& key);
 
-  void Emit(std::string_view name, const char* cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
+  void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
   size_t CommonArgs(const AssembledEvent& e, Arg* args) const;
   size_t GpuFacts(const Pending& p, Arg* args) const;
   void FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts);
@@ -136,8 +136,8 @@ class TraceLayout {
 
   std::vector<Pending> slots_;
   std::vector<uint32_t> free_slots_;
-  std::vector<HeapEntry> heap_;
-  uint64_t seq_ = 0;
+  StartOrderQueue queue_;        // the waiting slots, in placement order
+  std::vector<uint32_t> ready_;  // those the watermark just let out
 
   std::unordered_map<TrackKey, std::unique_ptr<Group>, TrackKeyHash> groups_;
   static constexpr size_t kCacheSize = 256;

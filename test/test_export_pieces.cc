@@ -1,0 +1,324 @@
+// The export's small building blocks on their own, against simple references: the id map (both
+// of its hashes), the reorder queue's order, the JSON number writers, the Chrome encoder's slice
+// (one-pass path and general path) and the write-behind stage.
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "plugin/export/chrome_json_encoder.h"
+#include "plugin/export/id_map.h"
+#include "plugin/export/json_out.h"
+#include "plugin/export/start_order_queue.h"
+#include "plugin/export/write_behind.h"
+#include "plugin/json_buffer.h"
+#include "plugin/output_sink.h"
+
+namespace katrace {
+namespace exporting {
+namespace {
+
+// Random puts, finds and erases, each checked against std::unordered_map.
+void CheckAgainstReference(const std::vector<uint64_t>& ids, uint32_t seed) {
+  IdMap map;
+  std::unordered_map<uint64_t, uint32_t> ref;
+  std::mt19937 rng(seed);
+  for (size_t step = 0; step < ids.size() * 3; ++step) {
+    uint64_t id = ids[rng() % ids.size()];
+    switch (rng() % 3) {
+      case 0: {
+        uint32_t v = static_cast<uint32_t>(rng());
+        map.Put(id, v);
+        ref[id] = v;
+        break;
+      }
+      case 1:
+        map.Erase(id);
+        ref.erase(id);
+        break;
+      default: {
+        auto it = ref.find(id);
+        ASSERT_EQ(map.Find(id), it == ref.end() ? IdMap::kMissing : it->second) << "id " << id << " step " << step;
+        break;
+      }
+    }
+    ASSERT_EQ(map.size(), ref.size());
+  }
+  for (uint64_t id : ids) {
+    auto it = ref.find(id);
+    ASSERT_EQ(map.Find(id), it == ref.end() ? IdMap::kMissing : it->second) << "id " << id;
+  }
+}
+
+TEST(ExportIdMap, RunsOfConsecutiveIdsAsTheCaptureHandsThemOut) {
+  // Four threads' blocks of 1024 ids, interleaved, as NextRecordId gives them.
+  std::vector<uint64_t> ids;
+  for (uint64_t block = 0; block < 64; ++block) {
+    for (uint64_t i = 1; i <= 1024; i += 3) ids.push_back(block * 1024 + i);
+  }
+  CheckAgainstReference(ids, 1);
+}
+
+TEST(ExportIdMap, IdsThatDoNotComeInRunsSwitchToTheMixingHash) {
+  // Multiples of a large power of two all have one home slot without mixing: the map must
+  // notice the long probe run, switch, and stay exact (and fast: this finishes in milliseconds).
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 1; i <= 20000; ++i) ids.push_back(i << 24);
+  CheckAgainstReference(ids, 2);
+}
+
+TEST(ExportIdMap, RandomIds) {
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 20000; ++i) ids.push_back(rng() | 1);
+  CheckAgainstReference(ids, 3);
+}
+
+TEST(ExportIdMap, AMissInsideALongRunOfConsecutiveIdsIsFoundMissing) {
+  IdMap map;
+  for (uint64_t id = 1; id <= 60000; ++id) map.Put(id, static_cast<uint32_t>(id));
+  // Same home slots as ids in the run, not present.
+  for (uint64_t id = 1; id <= 60000; id += 997) {
+    EXPECT_EQ(map.Find(id + (uint64_t{1} << 40)), IdMap::kMissing);
+    EXPECT_EQ(map.Find(id), id);
+  }
+  map.Clear();
+  EXPECT_EQ(map.Find(5), IdMap::kMissing);
+  EXPECT_EQ(map.size(), 0u);
+}
+
+// Pushes, watermark takes and single pops in random mix, against a plain list of what waits:
+// what leaves, and in which order, must be what sorting the waiting entries says. |crowd| adds a
+// phase of many waiting entries and small takes, which turns the queue into its heap, and then
+// single pops.
+void CheckQueueAgainstReference(uint32_t seed, bool crowd) {
+  struct Item {
+    uint64_t start, end;
+    uint32_t slot;  // handed out in arrival order, so it breaks ties as arrival does
+  };
+  auto before = [](const Item& a, const Item& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.slot < b.slot;
+  };
+  std::mt19937 rng(seed);
+  StartOrderQueue q;
+  std::vector<Item> waiting;
+  uint32_t next_slot = 0;
+  uint64_t now = 0;
+  auto push = [&](uint64_t start) {
+    uint64_t end = start + rng() % 4;
+    q.Push(start, end, next_slot);
+    waiting.push_back(Item{start, end, next_slot++});
+  };
+  std::vector<uint32_t> got;
+  for (int round = 0; round < 400; ++round) {
+    now += rng() % 8;
+    const int pushes = crowd && round == 100 ? 6000 : static_cast<int>(rng() % 40);
+    for (int i = 0; i < pushes; ++i) push(now + rng() % 30);  // some start before what already left
+    // Single pops (which make the heap) only in the crowd's last rounds: before, the one-pass
+    // takes are what is checked.
+    if (crowd && round >= 300 && rng() % 4 == 0 && !waiting.empty()) {
+      auto first = std::min_element(waiting.begin(), waiting.end(), before);
+      ASSERT_EQ(q.PopFirst(), first->slot) << "round " << round;
+      waiting.erase(first);
+    } else {
+      uint64_t watermark = crowd && round >= 100 && round < 150 ? now - 25 : now;
+      got.clear();
+      q.TakeBefore(watermark, &got);
+      std::vector<Item> want;
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        if (it->start < watermark) {
+          want.push_back(*it);
+          it = waiting.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::sort(want.begin(), want.end(), before);
+      ASSERT_EQ(got.size(), want.size()) << "round " << round;
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i].slot) << "round " << round;
+    }
+    ASSERT_EQ(q.size(), waiting.size());
+    if (!crowd || round < 100) {
+      ASSERT_FALSE(q.is_heap()) << "round " << round;
+    }
+    if (crowd && round >= 150) {
+      ASSERT_TRUE(q.is_heap()) << "round " << round;
+    }
+  }
+  got.clear();
+  q.TakeAll(&got);
+  std::sort(waiting.begin(), waiting.end(), before);
+  ASSERT_EQ(got.size(), waiting.size());
+  for (size_t i = 0; i < waiting.size(); ++i) ASSERT_EQ(got[i], waiting[i].slot);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(ExportStartOrderQueue, WatermarkTakesAndPopsComeOutInStartLongerArrivalOrder) {
+  CheckQueueAgainstReference(7, false);
+}
+
+TEST(ExportStartOrderQueue, SameOrderOnceManyWaitTurnItIntoAHeap) { CheckQueueAgainstReference(8, true); }
+
+TEST(ExportStartOrderQueue, TakeAllWithoutAnyPopSortsWhatWaits) {
+  StartOrderQueue q;
+  q.Push(5, 6, 0);
+  q.Push(5, 9, 1);  // same start, longer: first
+  q.Push(1, 1, 2);
+  q.Push(5, 9, 3);  // same start and end as slot 1: arrival order
+  std::vector<uint32_t> got;
+  q.TakeAll(&got);
+  EXPECT_EQ(got, (std::vector<uint32_t>{2, 1, 3, 0}));
+}
+
+TEST(ExportJsonOut, NumbersAreJsonBuffersBytes) {
+  const int64_t ints[] = {0, 1, -1, 9, 10, 99, 100, 999, 1000, -1000, 123456789, -987654321012, INT64_MAX, INT64_MIN};
+  const uint64_t uints[] = {0, 1, 9, 10, 99, 100, 12345678901234567890ull, UINT64_MAX, 0x9a3c0f1e12345678ull};
+  JsonOut out;
+  JsonBuffer ref;
+  for (int64_t v : ints) {
+    out.Int(v).Char(' ');
+    ref.Int(v).Char(' ');
+    // JsonBuffer negates a negative time as a signed number: INT64_MIN is left to the check below.
+    if (v != INT64_MIN) {
+      out.Micros(v).Char(' ');
+      ref.Micros(v).Char(' ');
+    }
+  }
+  for (uint64_t v : uints) {
+    out.Uint(v).Char(' ').Hex64(v).Char(' ');
+    ref.Uint(v).Char(' ').Hex64(v).Char(' ');
+  }
+  // Every magnitude, at and around each power of ten.
+  std::mt19937_64 rng(11);
+  for (int digits = 1; digits <= 20; ++digits) {
+    uint64_t p = 1;
+    for (int i = 1; i < digits; ++i) p *= 10;
+    for (uint64_t v : {p - 1, p, p + 1, p + rng() % p, p * 9 + rng() % p}) {
+      const int64_t negative = static_cast<int64_t>(0 - v);
+      out.Uint(v).Char(' ').Int(static_cast<int64_t>(v)).Char(' ');
+      ref.Uint(v).Char(' ').Int(static_cast<int64_t>(v)).Char(' ');
+      if (negative != INT64_MIN) {
+        out.Micros(negative).Char(' ');
+        ref.Micros(negative).Char(' ');
+      }
+    }
+  }
+  out.String("plain").String("a \"quoted\"\\ and\ttab \x01");
+  ref.String("plain").String("a \"quoted\"\\ and\ttab \x01");
+  EXPECT_EQ(std::string(out.data(), out.size()), ref.str());
+  JsonOut most_negative;
+  most_negative.Micros(INT64_MIN);
+  EXPECT_EQ(std::string(most_negative.data(), most_negative.size()), "-9223372036854775.808");
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string TempPath(const char* name) {
+  return ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid());
+}
+
+// The trace text of one slice, written through the encoder.
+std::string EncodeOneSlice(const SliceEvent& slice) {
+  std::string path = TempPath("katrace-pieces-slice.json");
+  OutputSink sink;
+  EXPECT_TRUE(sink.Open(path, false));
+  {
+    WriteBehind writer(&sink, false);
+    ChromeJsonEncoder enc(&writer);
+    TraceProcess p;
+    p.ranks.push_back(TraceRank{3, 3, 3, 0, "rank 3"});
+    enc.Begin(p);
+    enc.Track(1, 3, "t", 0);
+    enc.Slice(slice);
+    enc.End(TraceTotals());
+  }
+  EXPECT_TRUE(sink.Commit());
+  std::string text = ReadFile(path);
+  unlink(path.c_str());
+  return text;
+}
+
+nlohmann::json SliceOf(const std::string& text) {
+  nlohmann::json doc = nlohmann::json::parse(text);
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") return e;
+  }
+  return nullptr;
+}
+
+TEST(ExportChromeJsonEncoder, SliceLineHasEveryArgTypeInOrder) {
+  Arg args[] = {Arg::Uint("id", UINT64_MAX), Arg::Int("peer", -7), Arg::Bool("send", true),
+                Arg::Bool("late", false), Arg::Str("func", "AllReduce"), Arg::Time("t", -1500),
+                Arg::Hex("comm", 0x00ab00cd00ef0012ull)};
+  SliceEvent s{"Coll name", "Coll", 1, 1234567, -5, args, sizeof(args) / sizeof(args[0])};
+  std::string text = EncodeOneSlice(s);
+  EXPECT_NE(text.find("{\"name\":\"Coll name\",\"cat\":\"Coll\",\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":1234.567,"
+                      "\"dur\":0.000,\"args\":{\"id\":18446744073709551615,\"peer\":-7,\"send\":true,\"late\":false,"
+                      "\"func\":\"AllReduce\",\"t\":-1.500,\"comm\":\"00ab00cd00ef0012\"}}"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ExportChromeJsonEncoder, StringsThatNeedEscapingTakeTheGeneralPath) {
+  Arg args[] = {Arg::Uint("id", 1), Arg::Str("func", "odd \"func\"\n")};
+  SliceEvent escaped_name{"na\\me", "Coll", 1, 1000, 2000, args, 1};
+  nlohmann::json a = SliceOf(EncodeOneSlice(escaped_name));
+  ASSERT_FALSE(a.is_null());
+  EXPECT_EQ(a["name"], "na\\me");
+  EXPECT_EQ(a["args"]["id"], 1);
+  SliceEvent escaped_arg{"name", "Coll", 1, 1000, 2000, args, 2};
+  nlohmann::json b = SliceOf(EncodeOneSlice(escaped_arg));
+  ASSERT_FALSE(b.is_null());
+  EXPECT_EQ(b["args"]["func"], "odd \"func\"\n");
+  EXPECT_DOUBLE_EQ(b["dur"].get<double>(), 2.0);
+}
+
+// Many pieces through the write-behind thread arrive whole and in order; after Finish the
+// writes go inline, still in order.
+TEST(ExportWriteBehind, BytesArriveInOrderThroughTheThreadAndAfterFinish) {
+  std::string path = TempPath("katrace-pieces-write-behind.txt");
+  OutputSink sink;
+  ASSERT_TRUE(sink.Open(path, false));
+  std::string expected;
+  {
+    WriteBehind writer(&sink, true);
+    auto buf = std::make_unique<JsonOut>();
+    for (int i = 0; i < 2000; ++i) {
+      std::string piece = "piece " + std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x') + "\n";
+      buf->Raw(piece);
+      expected += piece;
+      if (i % 7 == 0) writer.Hand(&buf);
+    }
+    writer.Hand(&buf);
+    writer.Finish();
+    EXPECT_EQ(sink.bytes_written(), expected.size());
+    buf->Raw("the end\n");
+    expected += "the end\n";
+    writer.Hand(&buf);
+  }
+  ASSERT_TRUE(sink.Commit());
+  EXPECT_EQ(ReadFile(path), expected);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace exporting
+}  // namespace katrace
