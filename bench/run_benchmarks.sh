@@ -31,6 +31,20 @@ echo "(1 Coll + 3 KernelCh children each)"
 rm -f "$out/writer-mixed.json"*
 
 echo
+echo "## The spool writer's own capacity, fed by the cheapest producer (best of four runs each)"
+for mode in lz4 none; do
+  for run in 1 2 3 4; do "$build/bench/spool_writer_bench" 20000000 "$out" "$mode" | sed -n 2p; done
+done
+
+echo
+echo "## The demo's spool: bytes per event"
+rm -rf "$out/demo-spool" && mkdir -p "$out/demo-spool"
+KATRACE_KEEP_SPOOL=1 KATRACE_SUMMARY=0 KATRACE_OUTPUT="$out/demo-spool/demo.json" "$build/bin/katrace-sim" \
+  --plugin "$plugin" --ranks 4 --channels 4 --iters 20 2>&1 | grep -E 'events, [0-9]+ lost'
+echo "spool: $(stat -c %s "$out/demo-spool/demo.json.kspool") bytes"
+rm -rf "$out/demo-spool"
+
+echo
 echo "## Export alone: a generated spool to JSON"
 for n in 1000000 10000000; do
   /usr/bin/time -f "peak RSS %M KiB, %e s wall, %U s user" "$build/bench/export_bench" "$n" "$out" 2>&1
