@@ -51,12 +51,14 @@ class JsonBuffer {
 
   // Nanoseconds written as microseconds with three decimals: 12345 -> "12.345".
   JsonBuffer& Micros(int64_t ns) {
+    // The magnitude by an unsigned negation, so that INT64_MIN does not overflow.
+    uint64_t magnitude = static_cast<uint64_t>(ns);
     if (ns < 0) {
       out_.push_back('-');
-      ns = -ns;
+      magnitude = ~magnitude + 1;
     }
-    Uint(static_cast<uint64_t>(ns) / 1000);
-    unsigned frac = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+    Uint(magnitude / 1000);
+    unsigned frac = static_cast<unsigned>(magnitude % 1000);
     char f[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
                  static_cast<char>('0' + frac % 10)};
     out_.append(f, 4);
