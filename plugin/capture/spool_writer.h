@@ -1,7 +1,8 @@
 // The spool writer: one thread that moves the records captured in the per-thread buffers into
 // the spool file as framed blocks. A buffer is moved as soon as it is a quarter full, and every
 // buffer with anything in it at least every 100 ms, so a hung job's last events reach the disk.
-// Each 100 ms it also writes a host clock calibration pair and the loss counters. Memory is
+// A buffer it finds half full or more is written uncompressed, so that compression never makes
+// the capture wait. Each 100 ms it also writes a host clock calibration pair and the loss counters. Memory is
 // bounded by the buffer budget: at most budget / buffer size buffers exist; the buffer of a thread
 // that exited is drained and handed to the next new thread. In flight mode the same blocks go to
 // a FlightRing in memory instead of the file, and only dumps reach the disk.
