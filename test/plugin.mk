@@ -1,6 +1,12 @@
 # Plugin suites: they dlopen the real $(PLUGIN_SO) and drive its exported ncclProfiler_v* tables.
 TEST_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/trace_validation.o \
     $(BUILD)/obj/test/support/subprocess.o
+# The katrace-check that ExpectValidTrace runs on every trace a suite writes. The sanitized trees
+# are handed the plain tree's (the top Makefile sets VALIDATION_CHECKER): the checker runs on one
+# thread and has its own ASan suite and fuzz target, and under TSan it took 9 of the 10 s a flight
+# test spent validating its trace.
+VALIDATION_CHECKER ?= $(abspath $(KATRACE_CHECK_BIN))
+$(BUILD)/obj/test/support/trace_validation.o: CPPFLAGS += -DKATRACE_VALIDATION_CHECKER='"$(VALIDATION_CHECKER)"'
 PLUGIN_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_plugin_*.cc))
 
 # A recording NVTX tool, loaded by NVTX itself through NVTX_INJECTION64_PATH. It needs the NVTX3

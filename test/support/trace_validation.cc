@@ -155,17 +155,21 @@ nlohmann::json ExpectValidTrace(const std::string& path) {
     return trace;
   }
   for (const std::string& p : ValidateTrace(trace)) ADD_FAILURE() << path << ": " << p;
+  // A checker that is not there fails the test: a validation that silently did not run must not
+  // pass.
   struct stat st;
-  std::string check = ToolPath("katrace-check");
-  if (stat(check.c_str(), &st) == 0) {
-    std::string cmd = "'" + check + "' '" + path + "' 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[512];
-    while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-    int rc = p != nullptr ? pclose(p) : -1;
-    EXPECT_EQ(rc, 0) << "katrace-check " << path << ":\n" << out;
+  const std::string check = KATRACE_VALIDATION_CHECKER;
+  if (stat(check.c_str(), &st) != 0) {
+    ADD_FAILURE() << "cannot validate " << path << ": " << check << " is not built";
+    return trace;
   }
+  std::string cmd = "'" + check + "' '" + path + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  int rc = p != nullptr ? pclose(p) : -1;
+  EXPECT_EQ(rc, 0) << "katrace-check " << path << ":\n" << out;
   return trace;
 }
 
