@@ -27,13 +27,18 @@ endif
 endif
 
 OPT ?= -O2 -g
-# The test suites' own code (test/, but not the fixture plugins and drivers, which are measured
-# against katrace) is built for a quick build rather than a quick run: it is the heaviest code to
-# compile (GoogleTest, nlohmann::json) and spends its time waiting on the code under test. -O1
-# -g1 builds it in less than half the time -O2 -g takes.
+# The test suites' own files (test/*.cc) are built for a quick build rather than a quick run:
+# they are the heaviest code to compile (GoogleTest, nlohmann::json) and spend their time
+# waiting on the code under test. -O1 -g1 builds them in half the time -O2 -g takes; under
+# ASan+UBSan, -O0 builds them in half the time -O1 takes (under TSan, -O0 slowed the run more
+# than it sped up the build).
+# The support code the suites share (test/support: parsing and validating traces, building
+# spools) and the fixture plugins and drivers (measured against katrace) are built like the
+# code under test.
 TEST_OPT ?= -O1 -g1
 CODE_OPT = $(OPT)
 $(BUILD)/obj/test/%.o: CODE_OPT = $(TEST_OPT)
+$(BUILD)/obj/test/support/%.o: CODE_OPT = $(OPT)
 $(BUILD)/obj/test/fixtures/%.o: CODE_OPT = $(OPT)
 CXXSTD := -std=c++17
 WARN := -Wall -Wextra -Werror
@@ -107,8 +112,7 @@ tsan-test: tsan-test-bins
 # make treats it as recursive and hands it the jobserver (without it the sub-makes fell back to
 # -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh. -g1 (line
 # tables only) still gives every sanitizer report its file:line and builds about a quarter faster
-# than -g. ASan+UBSan test code at -O0 builds in half the time -O1 takes (5 minutes less of CPU)
-# and runs about 45 s longer. TSan's test code stays at -O1: its suites are already the longest run.
+# than -g.
 # Their suites validate traces with this tree's katrace-check (test/plugin.mk says why), so it is
 # built first.
 SAN_VALIDATION = VALIDATION_CHECKER=$(abspath $(KATRACE_CHECK_BIN))
@@ -136,11 +140,13 @@ demo: $(KATRACE_CHECK_BIN) $(KATRACE_MERGE_BIN) $(KATRACE_STATS_BIN) $(KATRACE_E
 
 # The sanitizer builds skip nvcc, so their test lists lack the GPU-only suite. The three builds
 # are prerequisites, so that under -j they share the job slots; the bounded fuzz run
-# (fuzz/module.mk) comes before the one closing summary line.
+# (fuzz/module.mk) comes before the one closing summary line. The sanitized suites are the
+# longest, so they start first and the short plain ones fill the cores at the end.
 check: test-bins tsan-bins asan-bins fuzz-check
-	@test/run_tests.sh $(TEST_BINS) \
+	@test/run_tests.sh \
 	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/tsan/,$(TSAN_TEST_BINS))) \
-	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/asan/,$(TEST_BINS)))
+	  $(filter-out %/test_device_gpu,$(subst $(BUILD)/,build/asan/,$(TEST_BINS))) \
+	  $(TEST_BINS)
 
 clean:
 	rm -rf build

@@ -1,6 +1,7 @@
 # The flight recorder: its ring and sticky area (FlightRing suite) and the spool writer in flight
 # mode (FlightWriter suite) and in file mode (SpoolWriter suite) driven directly; and a stand-in
-# NCCL process for the plugin suite (test_plugin_flight.cc) that must crash or exit on its own.
+# NCCL process for the plugin's flight suite (test_plugin_flight, plugin.mk) that must crash or
+# exit on its own.
 FLIGHT_TEST_OBJS := $(BUILD)/obj/test/test_flight_ring.o $(BUILD)/obj/test/test_flight_writer.o \
     $(BUILD)/obj/test/test_spool_writer.o \
     $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/block_frame.o \
@@ -15,4 +16,3 @@ TEST_BINS += $(BUILD)/test/test_flight
 $(BUILD)/test/flight_driver: $(BUILD)/obj/test/fixtures/flight_driver.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
-$(BUILD)/test/test_plugin: | $(BUILD)/test/flight_driver $(SIM_BIN)

@@ -24,6 +24,7 @@
 #include "plugin/export/write_behind.h"
 #include "plugin/json_buffer.h"
 #include "plugin/output_sink.h"
+#include "test/support/trace_validation.h"
 
 namespace katrace {
 namespace exporting {
@@ -255,7 +256,7 @@ std::string EncodeOneSlice(const SliceEvent& slice) {
 }
 
 nlohmann::json SliceOf(const std::string& text) {
-  nlohmann::json doc = nlohmann::json::parse(text);
+  nlohmann::json doc = katrace_test::ParseJson(text);
   for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] == "X") return e;
   }

@@ -47,7 +47,7 @@ class HangTest : public PluginTest {
     }
     return -1;
   }
-  nlohmann::json Report() const { return nlohmann::json::parse(ReadWholeFile(report_), nullptr, false); }
+  nlohmann::json Report() const { return ParseJson(ReadWholeFile(report_), false); }
 
   void CompleteKernelCh(void* ctx, void* coll, int channel) { KernelCh(ctx, coll, channel); }
 

@@ -60,7 +60,7 @@ TEST_F(SimHangTest, ReportNamesOnlyTheInjectedRankChannelAndPeer) {
   EXPECT_EQ(Count(r.err, "katrace: HANG"), 1) << "once per hang: " << r.err;
   struct stat st;
   ASSERT_EQ(stat((trace + ".hang.json").c_str(), &st), 0) << r.err;
-  json report = json::parse(ReadWholeFile(trace + ".hang.json"), nullptr, false);
+  json report = ParseJson(ReadWholeFile(trace + ".hang.json"), false);
   ASSERT_TRUE(report.is_object());
   // Within the timeout plus 1 s of the last completion: the file's own write time says when.
   const uint64_t last = report["last_progress_realtime_ns"];
@@ -120,7 +120,7 @@ TEST_F(SimHangTest, StatsMergesTheReportsOfTwoRanksOldestFirst) {
   const std::string a = dir_ + "/a.json", b = dir_ + "/b.json";
   ASSERT_EQ(RunSim(a, "1:0:3", "1s").exit_code, 0);
   ASSERT_EQ(RunSim(b, "3:2:5", "1s").exit_code, 0);
-  json ra = json::parse(ReadWholeFile(a + ".hang.json"), nullptr, false);
+  json ra = ParseJson(ReadWholeFile(a + ".hang.json"), false);
   const int peer_a = ra["communicators"][0]["open_kernel_steps"][0]["peer"];
   ProcessOutput r = RunProcess(ToolPath("katrace-stats"), {"--hang", b + ".hang.json", a + ".hang.json"}, {}, dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;

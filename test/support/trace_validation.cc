@@ -29,7 +29,11 @@ nlohmann::json LoadTrace(const std::string& path) {
   int n;
   while ((n = gzread(f, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
   gzclose(f);
-  return nlohmann::json::parse(text);
+  return ParseJson(text);
+}
+
+nlohmann::json ParseJson(const std::string& text, bool throw_on_error) {
+  return nlohmann::json::parse(text, nullptr, throw_on_error);
 }
 
 const nlohmann::json& Footer(const nlohmann::json& trace) { return trace.at("otherData").at("katrace"); }

@@ -16,6 +16,12 @@ namespace katrace_test {
 // Parses the whole file; throws nlohmann::json::parse_error on invalid JSON.
 nlohmann::json LoadTrace(const std::string& path);
 
+// Parses |text|: throws nlohmann::json::parse_error on invalid JSON, or returns a discarded value
+// when |throw_on_error| is false. The suites that link this file parse through here, so that
+// the parser is compiled once, in this file, which is built for a quick run (the Makefile says
+// why): a copy inlined in a suite's own file would be the one the linker keeps.
+nlohmann::json ParseJson(const std::string& text, bool throw_on_error = true);
+
 // Every rule violated, one line each; empty when the trace is clean.
 std::vector<std::string> ValidateTrace(const nlohmann::json& trace);
 
