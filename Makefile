@@ -113,8 +113,8 @@ tsan-test: tsan-test-bins
 # -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh. -g1 (line
 # tables only) still gives every sanitizer report its file:line and builds about a quarter faster
 # than -g.
-# Their suites validate traces with this tree's katrace-check (test/plugin.mk says why), so it is
-# built first.
+# Their suites validate traces with the plain tree's katrace-check (test/plugin.mk says why), so
+# that is built first.
 SAN_VALIDATION = VALIDATION_CHECKER=$(abspath $(KATRACE_CHECK_BIN))
 TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g1" NVCC_SKIP=1 $(SAN_VALIDATION)
 ASAN_MAKE = $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g1" TEST_OPT="-O0 -g1" NVCC_SKIP=1 $(SAN_VALIDATION)
