@@ -20,6 +20,9 @@
 #include "katrace/spool_format.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/gpu_clock_fit.h"
+#include "plugin/export/gpu_placement.h"
+#include "plugin/export/rank_identity.h"
+#include "plugin/export/spool_index.h"
 #include "test/support/plugin_harness.h"
 #include "test/support/plugin_test.h"
 #include "test/support/spool_builder.h"
@@ -307,6 +310,78 @@ TEST_F(GpuClockExportTest, CommunicatorsOfOneDeviceShareOneFit) {
     int64_t ts = std::llround(e["ts"].get<double>() * 1000);
     EXPECT_LE(std::llabs(ts - true_ts), 300) << e.dump();
   }
+}
+
+// A spool of |launches| collectives on one communicator, their KernelCh (when |with_stamps|)
+// on a second stream whose block reaches the file after every launch, each seen 1 µs after its
+// launch on a clock seeded from realtime.
+void WriteLaunchesThenStamps(const std::string& spool, const std::string& trace, int launches, bool with_stamps) {
+  const uint64_t base_mono = 5000000000ull, base_rt = 1764000000000000000ull;
+  katrace_test::SpoolBuilder s(spool);
+  s.Process(0, 4242, "host", trace, 0xffff, base_rt, base_mono);
+  s.Clock(base_mono, base_mono, base_rt);
+  s.Comm(1, 0xaaaa, base_mono, 0, 1, "c");
+  for (int i = 0; i < launches; ++i) {
+    uint64_t launch = base_mono + 100000 + static_cast<uint64_t>(i) * 10000;
+    uint64_t coll = 1 + 2 * static_cast<uint64_t>(i);
+    s.Start(0, Kind::kColl, 1, coll, 0, launch, OneChannelColl(), with_stamps ? katrace::spool::kStartAwaitsKernelCh : 0);
+    s.Stop(0, Kind::kColl, 1, coll, launch + 100);
+  }
+  s.Flush(0);
+  for (int i = 0; with_stamps && i < launches; ++i) {
+    uint64_t launch = base_mono + 100000 + static_cast<uint64_t>(i) * 10000;
+    uint64_t coll = 1 + 2 * static_cast<uint64_t>(i), kch = coll + 1;
+    uint64_t gpu = launch + 500 - base_mono + base_rt;
+    s.Start(1, Kind::kKernelCh, 1, kch, coll, launch + 1000, KernelCh(0, gpu));
+    s.Stop(1, Kind::kKernelCh, 1, kch, launch + 3000);
+  }
+  s.End();
+}
+
+// Scans |spool| and places its GPU clocks keeping at most |max_launches| launches; returns how
+// many blocks the placement read again.
+size_t PlaceClocks(const std::string& spool, size_t max_launches, katrace::exporting::SpoolIndex* index) {
+  katrace::exporting::SpoolFile file;
+  std::string error;
+  EXPECT_TRUE(file.Open(spool, &error)) << error;
+  katrace::exporting::Progress progress(false, "t");
+  EXPECT_TRUE(katrace::exporting::ScanSpool(file, 2, &progress, index, &error)) << error;
+  katrace::exporting::AssignRankIdentities(index);
+  return katrace::exporting::PlaceGpuClocks(file, 2, index, max_launches);
+}
+
+TEST_F(GpuClockExportTest, ASpoolWithoutGpuStampsIsNotReadAgain) {
+  const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
+  WriteLaunchesThenStamps(spool, trace, 300, false);
+  katrace::exporting::SpoolIndex host_only;
+  EXPECT_EQ(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &host_only), 0u);
+  ASSERT_EQ(host_only.gpu_clocks.size(), 1u);
+  EXPECT_FALSE(host_only.gpu_clocks[0].fit.observed);
+  EXPECT_EQ(host_only.gpu_clocks[0].fit.OffsetAt(5000000000ull), katrace::exporting::RealtimePrior(host_only));
+
+  WriteLaunchesThenStamps(spool, trace, 300, true);
+  katrace::exporting::SpoolIndex stamped;
+  EXPECT_GT(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &stamped), 0u);
+  ASSERT_EQ(stamped.gpu_clocks.size(), 1u);
+  EXPECT_TRUE(stamped.gpu_clocks[0].fit.observed);
+  EXPECT_EQ(stamped.gpu_clocks[0].lower_bounds, 300u);
+  EXPECT_EQ(stamped.gpu_clocks[0].unlaunched, 0u);
+}
+
+// However fast a run launched, the pass keeps a bounded number of launches: the oldest leave
+// first and the stamps that needed them are counted unlaunched, never silently lost.
+TEST_F(GpuClockExportTest, LaunchesKeptAreBoundedAndTheOverflowIsCounted) {
+  const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
+  WriteLaunchesThenStamps(spool, trace, 300, true);
+  katrace::exporting::SpoolIndex index;
+  PlaceClocks(spool, 200, &index);
+  ASSERT_EQ(index.gpu_clocks.size(), 1u);
+  const katrace::exporting::GpuClockDomain& d = index.gpu_clocks[0];
+  EXPECT_EQ(d.upper_bounds, 300u);
+  EXPECT_EQ(d.lower_bounds, 200u);
+  EXPECT_EQ(d.unlaunched, 100u);
+  EXPECT_TRUE(d.fit.observed);
+  EXPECT_GE(d.fit.error_ns, 0);
 }
 
 TEST_F(GpuClockExportTest, ContradictingBoundsAreWarnedAbout) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "katrace/event_kinds.h"
+#include "plugin/export/id_map.h"
 #include "plugin/export/parallel_for.h"
 
 namespace katrace {
@@ -24,10 +25,6 @@ struct ClockRecord {
   uint64_t gpu;    // the stamp (KernelCh: its start; KernelStep: its transfer start); 0 for launches
 };
 
-bool IsLaunch(uint8_t kind) {
-  return kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
-}
-
 void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockRecord>* out) {
   RecordCursor cursor(data, size);
   spool::RecordHeader h;
@@ -36,7 +33,7 @@ void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockReco
   while (cursor.Next(&h, &body, &n)) {
     if (h.type != spool::RecordType::kStart || n < sizeof(spool::StartBody)) continue;
     spool::StartBody sb = ReadBody<spool::StartBody>(body, n);
-    if (IsLaunch(h.kind)) {
+    if (IsLaunchKind(h.kind)) {
       out->push_back(ClockRecord{h.kind, h.context, sb.id, sb.ticks, 0});
       continue;
     }
@@ -50,29 +47,43 @@ void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockReco
   }
 }
 
-// The launches of the last kLaunchHorizonNs of host time, by id.
+// The launches of the last kLaunchHorizonNs of host time, by id, and never more than
+// |max_kept| of them: a run that launches faster than a collective per 2 µs would otherwise keep
+// a horizon's worth (tens of millions), and the export's memory would grow with the run's rate.
+// The oldest leave first either way; a stamp whose launch left early is counted unlaunched.
+// A flat id map (id_map.h) to a sequence number into the queue: about 40 bytes a launch.
 class LaunchWindow {
  public:
+  explicit LaunchWindow(size_t max_kept) : max_kept_(std::max<size_t>(max_kept, 1)) {}
   void Add(uint64_t id, uint64_t host_ns) {
-    if (ns_by_id_.emplace(id, host_ns).second) order_.emplace_back(host_ns, id);
+    if (id == 0 || by_id_.Find(id) != IdMap::kMissing) return;
+    if (order_.size() == max_kept_) PopOldest();
+    by_id_.Put(id, static_cast<uint32_t>(base_ + order_.size()));
+    order_.emplace_back(host_ns, id);
   }
   bool Find(uint64_t id, uint64_t* host_ns) const {
-    auto it = ns_by_id_.find(id);
-    if (it == ns_by_id_.end()) return false;
-    *host_ns = it->second;
+    if (id == 0) return false;
+    uint32_t seq = by_id_.Find(id);
+    if (seq == IdMap::kMissing) return false;
+    *host_ns = order_[static_cast<uint32_t>(seq - static_cast<uint32_t>(base_))].first;
     return true;
   }
   // Forgets launches before |host_ns| (they arrive in about host-time order).
   void Evict(uint64_t host_ns) {
-    while (!order_.empty() && order_.front().first < host_ns) {
-      ns_by_id_.erase(order_.front().second);
-      order_.pop_front();
-    }
+    while (!order_.empty() && order_.front().first < host_ns) PopOldest();
   }
 
  private:
-  std::unordered_map<uint64_t, uint64_t> ns_by_id_;
-  std::deque<std::pair<uint64_t, uint64_t>> order_;
+  void PopOldest() {
+    by_id_.Erase(order_.front().second);
+    order_.pop_front();
+    ++base_;
+  }
+
+  size_t max_kept_;
+  IdMap by_id_;
+  std::deque<std::pair<uint64_t, uint64_t>> order_;  // (host ns, id), oldest first
+  uint64_t base_ = 0;                                  // sequence number of order_.front()
 };
 
 // A KernelCh whose launch has not been seen yet.
@@ -125,8 +136,15 @@ int64_t SpoolIndex::GpuOffset(int comm, uint64_t host_ns) const {
   return RealtimePrior(*this);
 }
 
-void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
+size_t PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index, size_t max_launches) {
   AssignDomains(index);
+  const int64_t prior = RealtimePrior(*index);
+  // Without a single GPU stamp there is nothing to bound: the launches need not be read again
+  // (a host-only run, or a mask without KernelCh and KernelStep, fits to the prior at once).
+  if (!index->has_gpu_stamps) {
+    for (GpuClockDomain& d : index->gpu_clocks) d.fit = FitGpuClock({}, {}, prior, 1);
+    return 0;
+  }
   const HostClock& clock = index->clock;
   const uint64_t first_ns = index->has_ticks ? clock.Ns(index->first_tick) : 0;
   const uint64_t last_ns = index->has_ticks ? clock.Ns(index->last_tick) : 0;
@@ -136,7 +154,7 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
   const size_t chunk = std::max<size_t>(32, 8 * static_cast<size_t>(workers));
   std::vector<ByteBuffer> scratch(static_cast<size_t>(workers)), raw(static_cast<size_t>(workers));
   std::vector<std::vector<ClockRecord>> records(chunk);
-  LaunchWindow launches;
+  LaunchWindow launches(max_launches);
   std::vector<WaitingStamp> waiting, still_waiting;
   uint64_t newest_ns = 0;
   auto add_lower = [&](int d, uint64_t host_ns, uint64_t launch_ns, uint64_t gpu) {
@@ -161,7 +179,7 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
     // The chunk's launches first: a KernelCh may reach the file before its collective's Start.
     for (size_t i = 0; i < n; ++i) {
       for (const ClockRecord& r : records[i]) {
-        if (!IsLaunch(r.kind)) continue;
+        if (!IsLaunchKind(r.kind)) continue;
         uint64_t ns = clock.Ns(r.ticks);
         launches.Add(r.id, ns);
         newest_ns = std::max(newest_ns, ns);
@@ -179,9 +197,15 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
       }
     }
     waiting.swap(still_waiting);
+    // Stamps wait for their launch no longer than a window of launches is kept.
+    if (waiting.size() > max_launches) {
+      const size_t late = waiting.size() - max_launches;
+      for (size_t i = 0; i < late; ++i) ++index->gpu_clocks[static_cast<size_t>(waiting[i].domain)].unlaunched;
+      waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(late));
+    }
     for (size_t i = 0; i < n; ++i) {
       for (const ClockRecord& r : records[i]) {
-        if (IsLaunch(r.kind)) continue;
+        if (IsLaunchKind(r.kind)) continue;
         int c = index->CommIndexAt(r.slot, r.ticks);
         if (c < 0) continue;
         int d = index->comms[static_cast<size_t>(c)].gpu_clock;
@@ -205,11 +229,11 @@ void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index) {
   }
   for (const WaitingStamp& s : waiting) ++index->gpu_clocks[static_cast<size_t>(s.domain)].unlaunched;
 
-  const int64_t prior = RealtimePrior(*index);
   for (size_t d = 0; d < index->gpu_clocks.size(); ++d) {
     const ClockBoundCollector& b = bounds[d];
     index->gpu_clocks[d].fit = FitGpuClock(b.Uppers(), b.Lowers(), prior, b.QuantumNs());
   }
+  return blocks.size();
 }
 
 std::string GpuClockName(const SpoolIndex& index, const GpuClockDomain& domain) {

@@ -8,7 +8,9 @@
 // stamp), and a KernelCh whose collective's Start was seen gives a lower bound (the launch's host
 // time − its start stamp). Launches are kept for kLaunchHorizonNs of host time and a KernelCh
 // waits as long for its launch (the two are written by different threads, so either may reach
-// the file first); memory is bounded by that window and the fit's buckets, never by the run.
+// the file first). At most kMaxLaunchesKept launches (and as many waiting stamps) are held
+// however fast the run launched, so memory is bounded by that and the fit's buckets, never by
+// the run. A spool without any GPU stamp is not read again.
 #ifndef KATRACE_PLUGIN_EXPORT_GPU_PLACEMENT_H_
 #define KATRACE_PLUGIN_EXPORT_GPU_PLACEMENT_H_
 
@@ -22,13 +24,17 @@ namespace katrace {
 namespace exporting {
 
 constexpr uint64_t kLaunchHorizonNs = 2000000000ull;
+// About 40 MB of launches: 2 s of a process launching a collective every 2 µs.
+constexpr size_t kMaxLaunchesKept = size_t{1} << 20;
 
 // The realtime prior of the process (two's-complement difference, never overflowing).
 int64_t RealtimePrior(const SpoolIndex& index);
 
 // Fills index->gpu_clocks and every communicator's gpu_clock. Needs the rank identities
-// (AssignRankIdentities) for communicators without a device.
-void PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index);
+// (AssignRankIdentities) for communicators without a device. Returns how many blocks it read
+// again (0 when the spool holds no GPU stamp).
+size_t PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index,
+                      size_t max_launches = kMaxLaunchesKept);
 
 // "; GPU clock of ... : ..." for every domain whose band was empty or whose error bound is
 // above kClockLargeErrorNs or unknown; "" when every fit is sound.

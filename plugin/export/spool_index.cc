@@ -28,13 +28,14 @@ struct BlockScan {
   bool has_end = false;
   std::vector<MetaRecord> meta;
   bool clock_records = false;  // Starts the GPU clock pass reads (gpu_placement.cc)
+  bool gpu_stamps = false;     // of them, KernelCh or KernelStep starts
 };
 
 // The Starts the GPU clock fit needs: GPU stamps (KernelCh, KernelStep) and the launches they
 // are bounded by (Coll, P2p).
 bool IsClockRecord(uint8_t kind) {
-  return kind == static_cast<uint8_t>(Kind::kKernelCh) || kind == static_cast<uint8_t>(Kind::kKernelStep) ||
-         kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
+  return IsLaunchKind(kind) || kind == static_cast<uint8_t>(Kind::kKernelCh) ||
+         kind == static_cast<uint8_t>(Kind::kKernelStep);
 }
 
 void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
@@ -56,7 +57,10 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
           ++out->malformed;
           break;
         }
-        if (IsClockRecord(h.kind)) out->clock_records = true;
+        if (IsClockRecord(h.kind)) {
+          out->clock_records = true;
+          out->gpu_stamps = out->gpu_stamps || !IsLaunchKind(h.kind);
+        }
         break;
       }
       case RecordType::kState:
@@ -283,6 +287,7 @@ bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolInde
       if (!ApplyMeta(m, ref.os_tid, index, &ends)) ++index->malformed_records;
     }
     if (s.clock_records) index->clock_blocks.push_back(static_cast<uint32_t>(index->blocks.size()));
+    index->has_gpu_stamps = index->has_gpu_stamps || s.gpu_stamps;
     index->malformed_records += s.malformed;
     index->unknown_records += s.unknown;
     index->bytes += ref.end() - ref.offset;

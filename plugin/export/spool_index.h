@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "katrace/event_kinds.h"
 #include "katrace/spool_format.h"
 #include "plugin/export/gpu_clock_fit.h"
 #include "plugin/export/host_clock.h"
@@ -21,6 +22,11 @@
 
 namespace katrace {
 namespace exporting {
+
+// The kinds whose Start is a kernel launch, the lower bound of its KernelCh's GPU stamps.
+inline bool IsLaunchKind(uint8_t kind) {
+  return kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
+}
 
 // One rank of this process as the trace shows it: a Perfetto process. |pid| is stable from run to
 // run and unique among the ranks of one job (see AssignRankIdentities).
@@ -87,6 +93,7 @@ struct SpoolIndex {
 
   std::vector<IndexedBlock> blocks;  // whole blocks, file order
   std::vector<uint32_t> clock_blocks;  // blocks with Coll/P2p/KernelCh/KernelStep starts, for the clock pass
+  bool has_gpu_stamps = false;         // some block has a KernelCh or KernelStep start
   std::vector<GpuClockDomain> gpu_clocks;  // filled by PlaceGpuClocks
   uint64_t file_bytes = 0;
   uint64_t bytes = 0;      // file header plus whole blocks
