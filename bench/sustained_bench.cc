@@ -83,7 +83,7 @@ bool Run(const char* path, uint64_t collectives, Result* out) {
   static int mask = 0;
   void* ctx = nullptr;
   p->init(&ctx, 0x5eed, &mask, "sustained", 1, 1, 0, nullptr);
-  uint64_t gpu = 1ull << 50;
+  uint64_t gpu = 0;  // set by EnqueueCollective
   uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < collectives; ++i) EnqueueCollective(p, ctx, i, &gpu);
   uint64_t t1 = NowNs();

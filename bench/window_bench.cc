@@ -42,7 +42,7 @@ double RunSession(ncclProfiler_v6_t* p, Mode mode, uint64_t collectives) {
   void* ctx = nullptr;
   p->init(&ctx, 0x3e1f, &mask, "window", 1, 1, 0, nullptr);
   if (mode == Mode::kMaskedOut) __atomic_store_n(&mask, 0, __ATOMIC_RELAXED);
-  uint64_t gpu = 1ull << 50;
+  uint64_t gpu = 0;  // set by EnqueueCollective
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < collectives; ++i) EnqueueCollective(p, ctx, i, &gpu);
   const uint64_t t1 = NowNs();

@@ -17,6 +17,7 @@
 
 #include <string>
 
+#include "bench/enqueue_collective.h"
 #include "nccl_profiler/v6.h"
 
 static double Seconds() {
@@ -62,12 +63,16 @@ int main(int argc, char** argv) {
   kch.type = ncclProfileKernelCh;
   ncclProfilerEventStateArgs_v6_t args;
   memset(&args, 0, sizeof(args));
-  uint64_t gpu = 1ull << 60;
+  // The emulated %globaltimer follows realtime, as a GPU's does (a timer running apart from the
+  // host's would measure the export of garbage stamps): set from the host's clock every 64
+  // collectives, advanced 200 ns a channel in between, each kernel running 100 ns.
+  uint64_t gpu = 0;
   long long recorded = 0;
   for (long long i = 0; recorded < events; ++i) {
     void* h = nullptr;
     coll.coll.seqNumber = static_cast<uint64_t>(i);
     coll.coll.count = static_cast<size_t>(1024 + (i & 1023));
+    if ((i & 63) == 0) gpu = katrace_bench::RealtimeNs();
     p->startEvent(ctx, &h, &coll);
     p->stopEvent(h);
     ++recorded;
@@ -77,8 +82,8 @@ int main(int argc, char** argv) {
       kch.kernelCh.channelId = static_cast<uint8_t>(c);
       kch.kernelCh.pTimer = gpu;
       p->startEvent(ctx, &k, &kch);
-      args.kernelCh.pTimer = gpu + 1000;
-      gpu += 2048;
+      args.kernelCh.pTimer = gpu + 100;
+      gpu += 200;
       p->recordEventState(k, ncclProfilerKernelChStop, &args);
       p->stopEvent(k);
     }
