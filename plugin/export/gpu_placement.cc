@@ -51,7 +51,7 @@ void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockReco
 // |max_kept| of them: a run that launches faster than a collective per 2 µs would otherwise keep
 // a horizon's worth (tens of millions), and the export's memory would grow with the run's rate.
 // The oldest leave first either way; a stamp whose launch left early is counted unlaunched.
-// A flat id map (id_map.h) to a sequence number into the queue: about 40 bytes a launch.
+// A flat id map (id_map.h) to a sequence number into the queue: about 48 bytes a launch.
 class LaunchWindow {
  public:
   explicit LaunchWindow(size_t max_kept) : max_kept_(std::max<size_t>(max_kept, 1)) {}

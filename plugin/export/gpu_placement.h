@@ -24,8 +24,9 @@ namespace katrace {
 namespace exporting {
 
 constexpr uint64_t kLaunchHorizonNs = 2000000000ull;
-// About 40 MB of launches: 2 s of a process launching a collective every 2 µs.
-constexpr size_t kMaxLaunchesKept = size_t{1} << 20;
+// About 24 MB of launches: 2 s of a process launching a collective every 4 µs, or 0.6 s of
+// eight GPUs doing so at once; a KernelCh reaches the file a few 100 ms flushes after its launch.
+constexpr size_t kMaxLaunchesKept = size_t{1} << 19;
 
 // The realtime prior of the process (two's-complement difference, never overflowing).
 int64_t RealtimePrior(const SpoolIndex& index);
