@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 #include "katrace/event_kinds.h"
@@ -48,7 +47,7 @@ void ExtractClockRecords(const uint8_t* data, size_t size, std::vector<ClockReco
 }
 
 // The launches of the last kLaunchHorizonNs of host time, by id, and never more than
-// |max_kept| of them: a run that launches faster than a collective per 2 µs would otherwise keep
+// |max_kept| of them: a run that launches faster than a collective per 4 µs would otherwise keep
 // a horizon's worth (tens of millions), and the export's memory would grow with the run's rate.
 // The oldest leave first either way; a stamp whose launch left early is counted unlaunched.
 // A flat id map (id_map.h) to a sequence number into the queue: about 48 bytes a launch.
