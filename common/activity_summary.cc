@@ -95,7 +95,8 @@ ActivitySummary::Target ActivitySummary::Lookup(std::string_view category, std::
 }
 
 void ActivitySummary::Add(const ActivitySlice& s) {
-  if (s.incomplete || s.abandoned || (s.host_timed && s.category == "KernelCh")) return;
+  // A GPU slice at host times (no stamps, or stamps outside the run) says nothing of GPU time.
+  if (s.incomplete || s.abandoned || (s.host_timed && (s.category == "KernelCh" || s.category == "KernelStep"))) return;
   if (IsSharedGpuWork(s.category)) {
     AddShared(s);
     return;

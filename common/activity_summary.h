@@ -35,7 +35,7 @@ struct ActivitySlice {
   int64_t start_ns = 0;  // on the trace's timeline (any common origin)
   uint64_t duration_ns = 0;
   bool incomplete = false;
-  bool host_timed = false;  // KernelCh without GPU stamps
+  bool host_timed = false;  // KernelCh/KernelStep at host times (no stamps, or stamps outside the run)
   bool abandoned = false;   // KernelStep whose stop never came
   // Identify GPU work several tasks report (KernelCh, CollGpu); channel -1 for CollGpu.
   uint64_t comm = 0;

@@ -213,9 +213,10 @@ TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
   backwards.gpu_stop = 400;
   backwards.flags = kEvGpuStopSeen;
   layout.Add(backwards);
-  AssembledEvent early = Event(Kind::kKernelCh, 2, 0, 0, 10);
+  // Both ends outside the run (a clock 57 years off, or one past its end): at host times.
+  AssembledEvent early = Event(Kind::kKernelCh, 2, 0, 20, 30);
   early.channel = 1;
-  early.gpu_offset = -static_cast<int64_t>(kBase) * 1000;  // a clock 57 years off
+  early.gpu_offset = -static_cast<int64_t>(kBase) * 1000;
   early.gpu_start = 600;
   early.gpu_stop = 700;
   early.flags = kEvGpuStopSeen;
@@ -225,6 +226,14 @@ TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
   late.channel = 2;
   late.gpu_offset = INT64_MAX;
   layout.Add(late);
+  // Only the stop outside: held at spool end + 1 s, the start where the stamp puts it.
+  AssembledEvent long_running = Event(Kind::kKernelCh, 4, 0, 40, 50);
+  long_running.channel = 3;
+  long_running.gpu_offset = static_cast<int64_t>(kBase);
+  long_running.gpu_start = 800;
+  long_running.gpu_stop = 5000000000ull;
+  long_running.flags = kEvGpuStopSeen;
+  layout.Add(long_running);
   TraceTotals t;
   layout.Finish(kBase + 100, &t);
   const RecordedSlice* b = enc.ById(1);
@@ -232,12 +241,19 @@ TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
   EXPECT_EQ(b->ts, 500);  // at the GPU start, never re-timed on host times
   EXPECT_EQ(b->dur, 0);
   EXPECT_EQ(b->args.count("host_timed"), 0u);
-  const RecordedSlice* e = enc.ById(2);
-  EXPECT_EQ(e->args.at("clamped"), 1);
-  EXPECT_EQ(e->ts, 0);
-  const RecordedSlice* l = enc.ById(3);
+  for (uint64_t id : {2, 3}) {
+    const RecordedSlice* e = enc.ById(id);
+    EXPECT_EQ(e->args.at("clamped"), 1) << id;
+    EXPECT_EQ(e->args.at("host_timed"), 1) << id;
+    EXPECT_EQ(e->ts, 20) << id;  // its host callbacks' times
+    EXPECT_EQ(e->dur, 10) << id;
+  }
+  const RecordedSlice* l = enc.ById(4);
   EXPECT_EQ(l->args.at("clamped"), 1);
-  EXPECT_EQ(l->ts, 1000000 + 1000000000);  // spool end + 1 s
+  EXPECT_EQ(l->args.count("host_timed"), 0u);
+  EXPECT_EQ(l->ts, 800);
+  EXPECT_EQ(l->ts + l->dur, 1000000 + 1000000000);  // spool end + 1 s
+  EXPECT_EQ(layout.outside_run(), 2u);
 }
 
 TEST(TraceLayoutTest, EachRanksEventsAreOnItsOwnPid) {

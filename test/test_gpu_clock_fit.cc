@@ -384,6 +384,59 @@ TEST_F(GpuClockExportTest, LaunchesKeptAreBoundedAndTheOverflowIsCounted) {
   EXPECT_GE(d.fit.error_ns, 0);
 }
 
+// A GPU timer running 17 times faster than the host's clock: no fit follows it, so the stamps
+// fall outside the run. Held at the run's edge with zero length, each slice would need a lane
+// (a track) of its own; drawn at host times they share a few, and the export says so.
+TEST_F(GpuClockExportTest, StampsOutsideTheRunAreDrawnAtHostTimesOnFewTracks) {
+  const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
+  const uint64_t base_mono = 5000000000ull, base_rt = 1764000000000000000ull;
+  const int colls = 2000;
+  {
+    katrace_test::SpoolBuilder s(spool);
+    s.Process(0, 4242, "host", trace, 0xffff, base_rt, base_mono);
+    s.Clock(base_mono, base_mono, base_rt);
+    s.Comm(1, 0xaaaa, base_mono, 0, 1, "c");
+    uint64_t gpu = uint64_t{1} << 60;
+    for (int i = 0; i < colls; ++i) {
+      uint64_t launch = base_mono + 100000 + static_cast<uint64_t>(i) * 10000;
+      uint64_t coll = 1 + 2 * static_cast<uint64_t>(i), kch = coll + 1;
+      s.Start(0, Kind::kColl, 1, coll, 0, launch, OneChannelColl(), katrace::spool::kStartAwaitsKernelCh);
+      s.Stop(0, Kind::kColl, 1, coll, launch + 100);
+      s.Start(1, Kind::kKernelCh, 1, kch, coll, launch + 1000, KernelCh(0, gpu));
+      s.State(1, Kind::kKernelCh, 1, kch, launch + 2000, ncclProfilerKernelChStop, gpu + 1000);
+      s.Stop(1, Kind::kKernelCh, 1, kch, launch + 3000);
+      gpu += 170000;
+    }
+    s.End();
+  }
+  katrace::ExportOptions o;
+  o.output = trace;
+  o.summary = false;
+  o.progress = false;
+  katrace::ExportReport r = katrace::ExportSpool(spool, o);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_NE(r.message.find("fell outside the run at both ends"), std::string::npos) << r.message;
+  json tr = katrace_test::ExpectValidTrace(trace);
+  size_t tracks = 0, kernel_chs = 0, outside = 0, coll_gpu = 0;
+  for (const json& e : tr["traceEvents"]) {
+    const std::string cat = e.value("cat", "");
+    if (e.value("name", "") == "thread_name") ++tracks;
+    if (cat == "CollGpu") ++coll_gpu;
+    if (cat != "KernelCh") continue;
+    ++kernel_chs;
+    const json& a = e["args"];
+    if (!a.value("host_timed", false)) continue;
+    ++outside;
+    EXPECT_TRUE(a.value("clamped", false)) << e.dump();
+    EXPECT_EQ(a["gpu_start_ns"].get<uint64_t>() + 1000, a["gpu_stop_ns"].get<uint64_t>()) << e.dump();
+    EXPECT_GT(e["dur"].get<double>(), 0) << e.dump();  // its host callbacks' 2 µs, not zero at an edge
+  }
+  EXPECT_EQ(kernel_chs, static_cast<size_t>(colls));
+  EXPECT_GT(outside, static_cast<size_t>(colls) / 2);
+  EXPECT_LE(coll_gpu, static_cast<size_t>(colls) - outside);
+  EXPECT_LE(tracks, 10u);
+}
+
 TEST_F(GpuClockExportTest, ContradictingBoundsAreWarnedAbout) {
   const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
   const uint64_t base_mono = 5000000000ull, base_rt = 1764000000000000000ull;

@@ -376,6 +376,11 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     m += "; " + std::to_string(ac.over_budget) + " events not assembled (live events exceeded the memory budget)";
   }
   if (failed_blocks != 0) m += "; " + std::to_string(failed_blocks) + " blocks changed during the export";
+  if (layout.outside_run() != 0) {
+    m += "; " + std::to_string(layout.outside_run()) +
+         " GPU slices fell outside the run at both ends (a GPU clock the fit could not follow): KernelCh and "
+         "KernelStep drawn at their host times (host_timed, clamped), CollGpu left out";
+  }
   if (!index.has_process) m += "; the spool has no Process record";
   m += GpuClockWarnings(index);
   m += summary_error;

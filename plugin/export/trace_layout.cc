@@ -64,6 +64,13 @@ uint64_t TraceLayout::GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* 
   return static_cast<uint64_t>(t);
 }
 
+bool TraceLayout::ExtentOutsideRun(const AssembledEvent& e) const {
+  bool start_out = false, stop_out = false;
+  GpuToHost(e, e.gpu_start, &start_out);
+  if (e.gpu_stop >= e.gpu_start) GpuToHost(e, e.gpu_stop, &stop_out);
+  return start_out && (stop_out || e.gpu_stop < e.gpu_start);
+}
+
 int TraceLayout::RankOf(const AssembledEvent& e) const {
   if (e.comm_index < 0 || static_cast<size_t>(e.comm_index) >= process_.comm_rank.size()) return 0;
   int r = process_.comm_rank[static_cast<size_t>(e.comm_index)];
@@ -88,6 +95,10 @@ void TraceLayout::Add(const AssembledEvent& e) {
   Prepare(e, &slots_[slot]);
   Enqueue(slot);
   if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
+    if (ExtentOutsideRun(e)) {
+      ++outside_run_;
+      return;
+    }
     if (free_slots_.empty()) {
       slot = static_cast<uint32_t>(slots_.size());
       slots_.emplace_back();
@@ -162,8 +173,17 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
       if (stamps) {
         // Stop before start is a fact worth showing, not a reason to fall back on host times.
         p->stop_before_start = e.gpu_stop < e.gpu_start;
-        p->start = GpuToHost(e, e.gpu_start, &p->clamped);
-        p->end = p->stop_before_start ? p->start : GpuToHost(e, e.gpu_stop, &p->clamped);
+        bool start_out = false, stop_out = false;
+        uint64_t start = GpuToHost(e, e.gpu_start, &start_out);
+        uint64_t end = p->stop_before_start ? start : GpuToHost(e, e.gpu_stop, &stop_out);
+        p->clamped = start_out || stop_out;
+        // Both ends outside the run: the stamps say nothing of where in it the work ran. Held at
+        // the edge with zero length, every such slice would need a lane (a track) of its own.
+        p->host_timed = start_out && (stop_out || p->stop_before_start);
+        if (!p->host_timed) {
+          p->start = start;
+          p->end = end;
+        }
       } else {
         p->host_timed = true;  // without both stamps the callbacks' host times are the best we have
       }
@@ -177,9 +197,19 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
       bool stop_seen = (e.flags & kEvGpuStopSeen) != 0;
       p->stop_before_start = stop_seen && e.gpu_stop < e.gpu_ready;
       uint64_t stop_gpu = stop_seen && !p->stop_before_start ? e.gpu_stop : e.gpu_ready;
-      p->start = GpuToHost(e, begin_gpu, &p->clamped);
-      uint64_t ready = GpuToHost(e, e.gpu_ready, &p->clamped);
-      p->end = GpuToHost(e, stop_gpu, &p->clamped);
+      bool start_out = false, ready_out = false, stop_out = false;
+      uint64_t start = GpuToHost(e, begin_gpu, &start_out);
+      uint64_t ready = GpuToHost(e, e.gpu_ready, &ready_out);
+      uint64_t end = GpuToHost(e, stop_gpu, &stop_out);
+      p->clamped = start_out || ready_out || stop_out;
+      // As a KernelCh: outside the run at both ends, the step keeps its host times, undivided.
+      p->host_timed = start_out && stop_out;
+      if (p->host_timed) {
+        p->has_wait = false;
+        break;
+      }
+      p->start = start;
+      p->end = end;
       p->has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
       if (p->has_wait) p->parts[p->nparts++] = Span{p->start, ready};
       if (p->has_transfer) p->parts[p->nparts++] = Span{ready, p->end};
@@ -447,7 +477,7 @@ void TraceLayout::HostEvent(const Pending& p, int tid) {
     }
   }
   Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n);
-  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
+  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent) && !ExtentOutsideRun(e)) {
     FlowEnd(e.id, true, tid, p.start);
   }
 }
@@ -513,6 +543,7 @@ void TraceLayout::KernelCh(const Pending& p, int tid) {
   if (e.gpu_start != 0) a[n++] = Arg::Uint("gpu_start_ns", e.gpu_start);
   if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
   n += GpuFacts(p, a + n);
+  if (p.host_timed && p.clamped) ++outside_run_;
   Emit(EventName(e), "KernelCh", tid, p.start, p.end, a, n);
 }
 
@@ -530,6 +561,7 @@ void TraceLayout::KernelStep(const Pending& p, int tid) {
   if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
   if (e.flags & kEvAbandoned) a[n++] = Arg::Bool("abandoned", true);
   n += GpuFacts(p, a + n);
+  if (p.host_timed) ++outside_run_;
   Emit(EventName(e), "KernelStep", tid, p.start, p.end, a, n);
   // The wait (when measured) and transfer (unless abandoned) halves, in Perfetto's order.
   SubSlice parts[2];

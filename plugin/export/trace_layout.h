@@ -68,6 +68,10 @@ class TraceLayout {
   // Slices placed after one that starts later: they arrived past the reorder buffer. Lanes stay
   // exact (an extra lane at worst); a host call among them goes to its thread's unnested lanes.
   uint64_t out_of_order() const { return out_of_order_; }
+  // GPU slices whose stamps fell outside the run at both ends (a GPU clock the fit could not
+  // follow): KernelCh and KernelStep drawn at their host times instead (host_timed, clamped),
+  // CollGpu extents left out. Held at the run's edge, each would have needed a lane of its own.
+  uint64_t outside_run() const { return outside_run_; }
 
  private:
   // One slice as the layout places it: its times on the host clock, sub-slices, and the facts
@@ -102,6 +106,8 @@ class TraceLayout {
 
   // GPU ns to host ns, held within [base, end + 1 s]; |clamped| set when it had to be.
   uint64_t GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* clamped) const;
+  // A Coll/P2p whose GPU extent is held at the run's edges at both ends: no CollGpu is drawn.
+  bool ExtentOutsideRun(const AssembledEvent& e) const;
   void Prepare(const AssembledEvent& e, Pending* p) const;
   void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
   void Enqueue(uint32_t slot);
@@ -164,6 +170,7 @@ class TraceLayout {
   uint64_t gpu_stamped_ = 0;
   uint64_t unnested_ = 0;
   uint64_t out_of_order_ = 0;
+  uint64_t outside_run_ = 0;
   uint64_t last_placed_start_ = 0;
   uint64_t last_drops_total_ = 0;
   uint64_t last_drain_lost_ = 0;

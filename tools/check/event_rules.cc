@@ -183,6 +183,9 @@ void CheckKernelStepArgs(Fields& args, EventFacts* f) {
   bool abandoned = false;
   args.Bool("abandoned", Need::kOptional, &abandoned);
   if (abandoned) f->unfinished = true;
+  // Stamps outside the run at both ends: drawn at host times, which say nothing of the GPU
+  // extent of its collective (the containment check leaves it out, as for a KernelCh).
+  args.Bool("host_timed", Need::kOptional, &f->host_timed);
   uint64_t start = 0, ready = 0, stop = 0;
   const bool ok = args.Uint("gpu_start_ns", Need::kRequired, &start) &
                   args.Uint("gpu_ready_ns", Need::kRequired, &ready);

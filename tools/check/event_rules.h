@@ -37,7 +37,7 @@ struct EventFacts {
   int64_t gpu_start_ns = 0;
   int64_t gpu_end_ns = 0;
   bool unfinished = false;  // incomplete, or a KernelStep whose stop never came
-  bool host_timed = false;  // a KernelCh placed at host times (a GPU stamp never arrived)
+  bool host_timed = false;  // a KernelCh/KernelStep at host times (no stamp, or stamps outside the run)
   bool late = false;        // started after its parent's work was retired (args.late)
   // Flow events (s/t/f): a hash of Perfetto's v1 flow identity (cat, name, id).
   bool has_flow_key = false;
