@@ -218,6 +218,13 @@ class GpuClockExportTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = katrace_test::MakeTempDir(); }
   void TearDown() override { fs::remove_all(dir_); }
+  static katrace::ExportReport ExportQuietly(const std::string& spool, const std::string& trace) {
+    katrace::ExportOptions o;
+    o.output = trace;
+    o.summary = false;
+    o.progress = false;
+    return katrace::ExportSpool(spool, o);
+  }
   std::string dir_;
 };
 
@@ -282,11 +289,7 @@ TEST_F(GpuClockExportTest, CommunicatorsOfOneDeviceShareOneFit) {
     }
     s.End();
   }
-  katrace::ExportOptions o;
-  o.output = trace;
-  o.summary = false;
-  o.progress = false;
-  katrace::ExportReport r = katrace::ExportSpool(spool, o);
+  katrace::ExportReport r = ExportQuietly(spool, trace);
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.message.find("GPU clock"), std::string::npos) << r.message;
   json tr = katrace_test::ExpectValidTrace(trace);
@@ -409,11 +412,7 @@ TEST_F(GpuClockExportTest, StampsOutsideTheRunAreDrawnAtHostTimesOnFewTracks) {
     }
     s.End();
   }
-  katrace::ExportOptions o;
-  o.output = trace;
-  o.summary = false;
-  o.progress = false;
-  katrace::ExportReport r = katrace::ExportSpool(spool, o);
+  katrace::ExportReport r = ExportQuietly(spool, trace);
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_NE(r.message.find("fell outside the run at both ends"), std::string::npos) << r.message;
   json tr = katrace_test::ExpectValidTrace(trace);
@@ -460,11 +459,7 @@ TEST_F(GpuClockExportTest, ContradictingBoundsAreWarnedAbout) {
     }
     s.End();
   }
-  katrace::ExportOptions o;
-  o.output = trace;
-  o.summary = false;
-  o.progress = false;
-  katrace::ExportReport r = katrace::ExportSpool(spool, o);
+  katrace::ExportReport r = ExportQuietly(spool, trace);
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_NE(r.message.find("GPU clock of cuda device 0: its bounds contradict each other"), std::string::npos) << r.message;
   json tr = katrace_test::ExpectValidTrace(trace);
