@@ -84,35 +84,32 @@ void TraceLayout::Add(const AssembledEvent& e) {
   if (e.flags & kEvIncomplete) ++incomplete_;
   if (e.flags & kEvLateChild) ++late_children_;
   if (IsGpuKind(e.kind) && (e.gpu_start != 0 || e.gpu_ready != 0)) ++gpu_stamped_;
-  uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  Prepare(e, &slots_[slot]);
+  uint32_t slot = TakeSlot();
+  Prepare(e, &SlotAt(slot));
   Enqueue(slot);
   if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
     if (ExtentOutsideRun(e)) {
       ++outside_run_;
       return;
     }
-    if (free_slots_.empty()) {
-      slot = static_cast<uint32_t>(slots_.size());
-      slots_.emplace_back();
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-    }
-    PrepareGpuExtent(e, &slots_[slot]);
+    slot = TakeSlot();
+    PrepareGpuExtent(e, &SlotAt(slot));
     Enqueue(slot);
   }
 }
 
+uint32_t TraceLayout::TakeSlot() {
+  if (!free_slots_.empty()) {
+    const uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    return slot;
+  }
+  if ((slot_count_ & (kChunkSlots - 1)) == 0) chunks_.push_back(std::make_unique<Pending[]>(kChunkSlots));
+  return slot_count_++;
+}
+
 void TraceLayout::Enqueue(uint32_t slot) {
-  const Pending& p = slots_[slot];
+  const Pending& p = SlotAt(slot);
   queue_.Push(p.start, p.end, slot);
   if (queue_.size() > kMaxReorder) PlaceSlot(queue_.PopFirst());
 }
@@ -131,7 +128,7 @@ void TraceLayout::PlaceReady() {
   const size_t n = ready_.size();
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) {
-      const char* next = reinterpret_cast<const char*>(&slots_[ready_[i + kAhead]]);
+      const char* next = reinterpret_cast<const char*>(&SlotAt(ready_[i + kAhead]));
       for (size_t line = 0; line < sizeof(Pending); line += 64) __builtin_prefetch(next + line);
     }
     PlaceSlot(ready_[i]);
@@ -139,7 +136,7 @@ void TraceLayout::PlaceReady() {
 }
 
 void TraceLayout::PlaceSlot(uint32_t slot) {
-  Place(slots_[slot]);
+  Place(SlotAt(slot));
   free_slots_.push_back(slot);
 }
 

@@ -110,6 +110,10 @@ class TraceLayout {
   bool ExtentOutsideRun(const AssembledEvent& e) const;
   void Prepare(const AssembledEvent& e, Pending* p) const;
   void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
+  // A free slot for one pending slice: a reused one, else the next one (a new chunk at each
+  // kChunkSlots).
+  uint32_t TakeSlot();
+  Pending& SlotAt(uint32_t slot) { return chunks_[slot >> kChunkShift][slot & (kChunkSlots - 1)]; }
   void Enqueue(uint32_t slot);
   void PlaceSlot(uint32_t slot);
   void PlaceReady();  // every slot in ready_, in order
@@ -140,7 +144,13 @@ class TraceLayout {
   TraceEncoder* enc_;
   uint64_t gpu_lo_ = 0, gpu_hi_ = UINT64_MAX;
 
-  std::vector<Pending> slots_;
+  // The pending slices, in fixed chunks: the buffer grows in steps of about 1.3 MB and is never
+  // copied. (A vector of slots doubled on its way to the bound, and copied itself each time: its
+  // peak was about three times the slots in use.)
+  static constexpr uint32_t kChunkShift = 12;
+  static constexpr uint32_t kChunkSlots = 1u << kChunkShift;
+  std::vector<std::unique_ptr<Pending[]>> chunks_;
+  uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_slots_;
   StartOrderQueue queue_;        // the waiting slots, in placement order
   std::vector<uint32_t> ready_;  // those the watermark just let out
