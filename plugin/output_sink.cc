@@ -12,7 +12,6 @@
 namespace katrace {
 
 OutputSink::~OutputSink() {
-  if (file_ != nullptr) fclose(file_);
   if (gz_ != nullptr) gzclose(gz_);
 }
 
@@ -21,9 +20,9 @@ bool OutputSink::OpenAt(const std::string& path, std::string* error) {
   // written in place: nothing can be renamed onto it. Everything else goes to a temporary name
   // unique to this process, created exclusively, and is renamed when whole.
   struct stat st;
-  direct_ = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  std::string tmp = direct_ ? path : path + ".tmp." + std::to_string(getpid());
-  int fd = direct_ ? open(tmp.c_str(), O_WRONLY | O_CLOEXEC)
+  in_place_ = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  std::string tmp = in_place_ ? path : path + ".tmp." + std::to_string(getpid());
+  int fd = in_place_ ? open(tmp.c_str(), O_WRONLY | O_CLOEXEC)
                    : open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = strerror(errno);
@@ -38,13 +37,8 @@ bool OutputSink::OpenAt(const std::string& path, std::string* error) {
     }
     gzbuffer(gz_, 1 << 20);
   } else {
-    file_ = fdopen(fd, "wb");
-    if (file_ == nullptr) {
-      *error = strerror(errno);
-      close(fd);
-      return false;
-    }
-    setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+    // A device or pipe keeps its usual writes; a new regular file may bypass the page cache.
+    file_ = std::make_unique<FileWriter>(fd, !in_place_);
   }
   path_ = path;
   tmp_path_ = tmp;
@@ -79,7 +73,7 @@ void OutputSink::Fail(const std::string& what, int err) {
   if (what == "renaming") {
     LogWarn("renaming '" + tmp_path_ + "' to '" + path_ + "' failed (" + strerror(err) +
             "); the complete trace is in '" + tmp_path_ + "'");
-  } else if (direct_) {
+  } else if (in_place_) {
     LogWarn(what + " '" + path_ + "' failed (" + strerror(err) + "); the rest of the trace is lost, the job goes on");
   } else {
     LogWarn(what + " '" + tmp_path_ + "' failed (" + strerror(err) +
@@ -99,7 +93,7 @@ void OutputSink::Write(const char* data, size_t n) {
       return;
     }
   } else if (file_ != nullptr) {
-    if (fwrite(data, 1, n, file_) != n) {
+    if (!file_->Write(data, n)) {
       Fail("writing", errno != 0 ? errno : EIO);
       return;
     }
@@ -117,14 +111,14 @@ bool OutputSink::Commit() {
     gz_ = nullptr;
     if (rc != Z_OK && ok) Fail("closing", errno != 0 ? errno : EIO), ok = false;
   } else if (file_ != nullptr) {
-    int rc = fclose(file_);
-    file_ = nullptr;
-    if (rc != 0 && ok) Fail("closing", errno != 0 ? errno : EIO), ok = false;
+    const bool closed = file_->Close();
+    file_.reset();
+    if (!closed && ok) Fail("closing", errno != 0 ? errno : EIO), ok = false;
   } else {
     return false;
   }
   if (!ok) return false;
-  if (!direct_ && rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (!in_place_ && rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     Fail("renaming", errno);
     return false;
   }

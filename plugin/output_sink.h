@@ -1,15 +1,19 @@
-// Where the trace bytes go: a temporary file next to the final path, plain or gzip, renamed to
-// the final name only when the trace is complete. Errors (unwritable directory, full disk) are
+// Where the trace bytes go: a temporary file next to the final path, plain (through FileWriter,
+// which writes a big trace past the page cache) or gzip, renamed to the final name only when the
+// trace is complete. Errors (unwritable directory, full disk) are
 // reported once with the path and the reason; after an error the sink swallows writes so the job
 // never stalls on I/O.
 #ifndef KATRACE_PLUGIN_OUTPUT_SINK_H_
 #define KATRACE_PLUGIN_OUTPUT_SINK_H_
 
-#include <stdio.h>
+#include <stdint.h>
 
+#include <memory>
 #include <string>
 
 #include <zlib.h>
+
+#include "plugin/file_writer.h"
 
 namespace katrace {
 
@@ -39,8 +43,8 @@ class OutputSink {
   std::string path_;
   std::string tmp_path_;
   bool gzip_ = false;
-  bool direct_ = false;
-  FILE* file_ = nullptr;
+  bool in_place_ = false;
+  std::unique_ptr<FileWriter> file_;
   gzFile gz_ = nullptr;
   bool failed_ = false;
   uint64_t bytes_ = 0;
