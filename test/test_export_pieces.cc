@@ -79,6 +79,36 @@ TEST(ExportIdMap, IdsThatDoNotComeInRunsSwitchToTheMixingHash) {
   CheckAgainstReference(ids, 2);
 }
 
+// A window of ids wider than the table, kept oldest first (the GPU clock pass's launches, with
+// dropped collectives leaving gaps): new ids wrap round onto the home slots of older ones still
+// kept, so the table fills densely. Every erase of the oldest stays exact.
+TEST(ExportIdMap, AWindowOfIdsThatWrapsRoundTheTableStaysExact) {
+  IdMap map;
+  std::unordered_map<uint64_t, uint32_t> ref;
+  std::vector<uint64_t> window;
+  std::mt19937 rng(4);
+  const size_t kept = 3000;
+  uint64_t id = 1;
+  for (uint32_t step = 0; step < 200000; ++step) {
+    id += 1 + rng() % 5;  // gaps: ids of events that are not launches, or were dropped
+    map.Put(id, step);
+    ref[id] = step;
+    window.push_back(id);
+    if (window.size() > kept) {
+      const uint64_t oldest = window[window.size() - kept - 1];
+      map.Erase(oldest);
+      ref.erase(oldest);
+    }
+    if (step % 997 == 0) {
+      for (size_t k = window.size() > kept + 50 ? window.size() - kept - 50 : 0; k < window.size(); ++k) {
+        auto it = ref.find(window[k]);
+        ASSERT_EQ(map.Find(window[k]), it == ref.end() ? IdMap::kMissing : it->second) << "id " << window[k];
+      }
+    }
+    ASSERT_EQ(map.size(), ref.size());
+  }
+}
+
 TEST(ExportIdMap, RandomIds) {
   std::mt19937_64 rng(3);
   std::vector<uint64_t> ids;
