@@ -3,21 +3,26 @@
 // capture does not wait for LZ4; one it finds on time is delta-coded and compressed; both read
 // back whole and export every event. A spool that cannot grow (the file size limit, as on a full
 // disk) loses the blocks that do not fit, counted, and keeps every other block whole.
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "katrace/spool_format.h"
 #include "plugin/capture/record_appender.h"
+#include "plugin/capture/spool_file.h"
 #include "plugin/capture/spool_writer.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/spool_reader.h"
@@ -157,6 +162,70 @@ TEST_F(SpoolWriterTest, ABlockThatDoesNotFitIsCutOffAndEveryOtherBlockStaysWhole
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.events, later) << r.message;
   EXPECT_TRUE(r.clean_end);
+}
+
+// Past its first |keep_cached| bytes a spool gives its pages back, a chunk behind the one being
+// written; the head and the last chunks stay in memory, and every block reads back whole.
+TEST_F(SpoolWriterTest, ALongSpoolGivesBackThePagesOfChunksLongWritten) {
+  struct statfs fs;
+  ASSERT_EQ(statfs(dir_.c_str(), &fs), 0);
+  if (fs.f_type == 0x01021994) GTEST_SKIP() << "tmpfs keeps its pages in memory whatever the advice";
+  // Records to fill the blocks with: one buffer's worth of collectives, written again and again.
+  ThreadBuffer records(1, kBufferBytes);
+  policy_.counters = &counters_;
+  while (records.Pending() < kBufferBytes / 2) Coll(&records, ++next_id_);
+  std::vector<uint8_t> raw(kBufferBytes);
+  raw.resize(records.Take(raw.data()));
+
+  constexpr uint64_t kKeep = 256u << 10, kChunk = 128u << 10;
+  SpoolFile spool(kKeep, kChunk);
+  std::string note, error;
+  ASSERT_TRUE(spool.Create(dir_ + "/long.json", getpid(), false, &note, &error)) << error;
+  while (spool.bytes() < (4u << 20)) spool.WriteBlock(1, 1, raw.data(), static_cast<uint32_t>(raw.size()), false);
+  const uint64_t size = spool.bytes();
+  const uint64_t blocks = spool.blocks();
+  spool.Close();
+  EXPECT_EQ(spool.io_errors(), 0u);
+
+  // Which pages are in memory (the file's, not this mapping's: mincore reports the page cache).
+  int fd = open(spool.path().c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const long page = sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  ASSERT_EQ(mincore(map, size, resident.data()), 0);
+  uint64_t head_resident = 0, dropped_resident = 0, dropped_pages = 0;
+  for (size_t i = 0; i < resident.size(); ++i) {
+    const uint64_t at = i * page;
+    if (at + page <= kKeep) head_resident += resident[i] & 1;
+    // Given back: from keep_cached to two chunks before the end (the last chunk written back
+    // and the one being written stay).
+    if (at >= kKeep && at + page + 3 * kChunk <= size) {
+      ++dropped_pages;
+      dropped_resident += resident[i] & 1;
+    }
+  }
+  munmap(map, size);
+  close(fd);
+  EXPECT_EQ(head_resident, kKeep / page) << "the head stays in memory";
+  EXPECT_GT(dropped_pages, 0u);
+  EXPECT_EQ(dropped_resident, 0u) << "of " << dropped_pages << " pages that were given back";
+
+  // Every block is whole, and the walk ends at the end of the file.
+  exporting::SpoolFile reader;
+  ASSERT_TRUE(reader.Open(spool.path(), &error)) << error;
+  uint64_t offset = reader.first_block_offset(), read = 0;
+  exporting::BlockRef ref;
+  exporting::ByteBuffer scratch, payload;
+  while (reader.ReadBlockHeader(offset, &ref, &error) == exporting::BlockStatus::kOk) {
+    ASSERT_TRUE(reader.LoadBlock(ref, true, &scratch, &payload, &error)) << error;
+    EXPECT_EQ(payload.size(), raw.size());
+    offset = ref.end();
+    ++read;
+  }
+  EXPECT_EQ(offset, size);
+  EXPECT_EQ(read, blocks);
 }
 
 }  // namespace

@@ -131,6 +131,7 @@ void SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size
     offset_ += n + rest_n;
     raw_total_ += raw_bytes;
     ++sequence_;
+    DropBehind();
     return;
   }
   // A torn block would hide every later one from readers: cut it off again.
@@ -145,6 +146,25 @@ void SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size
     LogWarn("cannot write the spool '" + path_ + "' (" + strerror(err) +
             "); events captured while writes fail are lost and counted, the job goes on");
   }
+}
+
+void SpoolFile::DropBehind() {
+  if (offset_ < started_to_ || offset_ - started_to_ < chunk_) return;
+  // The chunk before the one just started has had a whole chunk's time to reach the disk: wait
+  // for it (rarely needed) and give its pages back, then start the writeback of the new one.
+  if (started_to_ > dropped_to_) {
+    // From the page the last range ended in: the advice drops whole pages only, and that one was
+    // still being written then.
+    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const off_t from = static_cast<off_t>(dropped_to_ - dropped_to_ % page);
+    const off_t len = static_cast<off_t>(started_to_) - from;
+    if (sync_file_range(fd_, from, len, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) == 0) {
+      posix_fadvise(fd_, from, len, POSIX_FADV_DONTNEED);
+    }
+    dropped_to_ = started_to_;
+  }
+  sync_file_range(fd_, static_cast<off_t>(started_to_), static_cast<off_t>(offset_ - started_to_), SYNC_FILE_RANGE_WRITE);
+  started_to_ = offset_;
 }
 
 void SpoolFile::Close() {

@@ -2,6 +2,15 @@
 // spool), written one framed block per write() so that a block is on disk whole or not at all.
 // A failed or short write is cut back off the file, counted and reported once; later blocks are
 // still tried, so a full disk that frees up loses only what was written while it was full.
+//
+// Past its first |keep_cached| bytes (1 GiB), a long spool does not keep growing the page cache:
+// every |chunk| bytes the writer starts the chunk's writeback (sync_file_range) and gives back the
+// pages of the chunk before, which has had a chunk's time to reach the disk. Fresh page-cache
+// pages are what a long capture paid most for on a virtual machine that returns freed memory to
+// its host (each one a fault in the host too): 10 M sustained collectives, a 1.9 GB spool, cost
+// the writer 9 to 10 s of system time and NCCL's thread 730 to 790 ns a collective, against 1.4 s
+// and 330 to 370 ns this way. The pages given back are reused by the next chunk while they are
+// still warm. A spool of up to 1 GiB is still exported from memory.
 #ifndef KATRACE_PLUGIN_CAPTURE_SPOOL_FILE_H_
 #define KATRACE_PLUGIN_CAPTURE_SPOOL_FILE_H_
 
@@ -16,7 +25,11 @@ namespace katrace {
 
 class SpoolFile {
  public:
-  SpoolFile() = default;
+  static constexpr uint64_t kKeepCachedBytes = 1ull << 30;
+  static constexpr uint64_t kDropBehindChunk = 8u << 20;
+
+  explicit SpoolFile(uint64_t keep_cached = kKeepCachedBytes, uint64_t chunk = kDropBehindChunk)
+      : started_to_(keep_cached), dropped_to_(keep_cached), chunk_(chunk) {}
   ~SpoolFile();
   SpoolFile(const SpoolFile&) = delete;
   SpoolFile& operator=(const SpoolFile&) = delete;
@@ -46,6 +59,7 @@ class SpoolFile {
   void Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes);
   bool WriteAll(const uint8_t* data, size_t n, int* err);
   bool WriteHeader(int os_pid, std::string* error);
+  void DropBehind();
 
   int fd_ = -1;
   std::string path_;
@@ -54,6 +68,9 @@ class SpoolFile {
   uint64_t sequence_ = 0;
   uint64_t io_errors_ = 0;
   uint64_t raw_total_ = 0;
+  uint64_t started_to_;  // the writeback of everything before this was started
+  uint64_t dropped_to_;  // the pages before this were given back (from keep_cached on)
+  const uint64_t chunk_;
   std::vector<uint8_t> frame_, coded_;  // a block on its way out: framed, and delta-coded before LZ4
 };
 
