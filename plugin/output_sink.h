@@ -13,7 +13,7 @@
 
 #include <zlib.h>
 
-#include "plugin/file_writer.h"
+#include "common/file_writer.h"
 
 namespace katrace {
 

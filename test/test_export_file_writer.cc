@@ -1,6 +1,6 @@
 // The trace file's writer: bytes arrive whole and in order however the writes are cut, the bulk
 // of a big file bypasses the page cache where the file system allows it, and errors say so.
-#include "plugin/file_writer.h"
+#include "common/file_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>

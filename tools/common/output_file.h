@@ -1,6 +1,7 @@
 // Buffered output to a file (plain or gzip) written under "<path>.tmp" and renamed on Commit, so
 // a file with the final name is always complete; "-" writes to stdout, and an existing device or
-// pipe (/dev/null, a FIFO) is written in place, never renamed over.
+// pipe (/dev/null, a FIFO) is written in place, never renamed over. Plain output goes through
+// FileWriter, which writes the bulk of a big new file past the page cache.
 // Thread safety: none.
 #ifndef KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
 #define KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
@@ -8,8 +9,11 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "common/file_writer.h"
 
 namespace katrace::tools {
 
@@ -29,14 +33,14 @@ class OutputFile {
   uint64_t bytes_written() const { return bytes_written_; }
 
  private:
-  bool Flush();
+  bool FlushGzip();
   void Abandon();
 
   std::string path_;
   std::string tmp_path_;
-  int fd_ = -1;
+  std::unique_ptr<FileWriter> file_;  // plain output
   gzFile gz_ = nullptr;
-  std::string buffer_;
+  std::string buffer_;  // gzip output's
   uint64_t bytes_written_ = 0;
   std::string error_;
 };

@@ -1,4 +1,4 @@
-#include "plugin/file_writer.h"
+#include "common/file_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,8 +13,8 @@
 // systems in use). The staging buffer is aligned and always written whole; only the last,
 // partial piece at Close goes through the page cache again. A file system that refuses O_DIRECT
 // (at fcntl, or with EINVAL at the first direct write) keeps the page cache: nothing is lost.
-#ifndef KATRACE_PLUGIN_FILE_WRITER_H_
-#define KATRACE_PLUGIN_FILE_WRITER_H_
+#ifndef KATRACE_COMMON_FILE_WRITER_H_
+#define KATRACE_COMMON_FILE_WRITER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -70,4 +70,4 @@ class FileWriter {
 
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_FILE_WRITER_H_
+#endif  // KATRACE_COMMON_FILE_WRITER_H_
