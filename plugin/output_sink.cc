@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/unique_temp_file.h"
 #include "plugin/logger.h"
 
 namespace katrace {
@@ -21,9 +22,8 @@ bool OutputSink::OpenAt(const std::string& path, std::string* error) {
   // unique to this process, created exclusively, and is renamed when whole.
   struct stat st;
   in_place_ = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  std::string tmp = in_place_ ? path : path + ".tmp." + std::to_string(getpid());
-  int fd = in_place_ ? open(tmp.c_str(), O_WRONLY | O_CLOEXEC)
-                   : open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  std::string tmp = path;
+  int fd = in_place_ ? open(path.c_str(), O_WRONLY | O_CLOEXEC) : CreateUniqueTempFile(path, &tmp);
   if (fd < 0) {
     *error = strerror(errno);
     return false;

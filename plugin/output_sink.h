@@ -24,8 +24,10 @@ class OutputSink {
   OutputSink(const OutputSink&) = delete;
   OutputSink& operator=(const OutputSink&) = delete;
 
-  // Opens "<path>.tmp.<pid>" (or |path| itself when it is a device or pipe). When the directory
-  // is not writable, falls back to the same file name in $TMPDIR (or /tmp) and says so. Returns false when nothing could be opened.
+  // Opens "<path>.tmp.<pid>" (the next free "<path>.tmp.<pid>.<n>" when that exists:
+  // common/unique_temp_file.h), or |path| itself when it is a device or pipe. When the directory
+  // is not writable, falls back to the same file name in $TMPDIR (or /tmp) and says so. Returns
+  // false when nothing could be opened.
   bool Open(const std::string& path, bool gzip);
   void Write(const char* data, size_t n);
   // Flushes, closes and renames to the final path. Returns false on any error so far.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -733,7 +734,7 @@ TEST_F(ExportTest, SummaryFileAndText) {
   EXPECT_NE(err.find(r.summary_text), std::string::npos);
   EXPECT_EQ(ReadFileBytes(dir_ + "/t.json.summary.txt"), r.summary_text);
   struct stat st;
-  EXPECT_NE(stat((dir_ + "/t.json.summary.txt.tmp").c_str(), &st), 0);
+  EXPECT_NE(stat((dir_ + "/t.json.summary.txt.tmp." + std::to_string(getpid())).c_str(), &st), 0);
   // An unwritable summary path leaves nothing behind and says so.
   o.summary_path = dir_ + "/no/such/dir/s.txt";
   testing::internal::CaptureStderr();
@@ -741,6 +742,39 @@ TEST_F(ExportTest, SummaryFileAndText) {
   testing::internal::GetCapturedStderr();
   EXPECT_TRUE(r.ok);
   EXPECT_NE(r.message.find("summary not written"), std::string::npos) << r.message;
+}
+
+// Another writer of the same trace (a process with this pid in another pid namespace sharing the
+// directory, or a dead one whose pid was reused) owns "<trace>.tmp.<pid>": the export takes the
+// next free temporary name beside it, never that file and never $TMPDIR.
+TEST_F(ExportTest, ATemporaryNameTakenAlreadyIsLeftAloneAndTheNextOneUsed) {
+  Spool s(dir_);
+  s->Start(0, Kind::kColl, 1, 1, 0, kBaseMono + 1000, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 1, kBaseMono + 2000);
+  s.Close();
+  const std::string trace = dir_ + "/taken.json", summary = trace + ".summary.txt";
+  const std::string pid = std::to_string(getpid());
+  for (const std::string& taken : {trace + ".tmp." + pid, summary + ".tmp." + pid}) {
+    std::ofstream(taken) << "someone else's";
+  }
+  katrace::ExportOptions o;
+  o.output = trace;
+  o.summary = true;
+  o.summary_path = summary;
+  o.progress = false;
+  testing::internal::CaptureStderr();
+  katrace::ExportReport r = katrace::ExportSpool(s.path, o);
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.trace_path, trace) << err;
+  EXPECT_EQ(err.find("instead"), std::string::npos) << err;
+  EXPECT_EQ(Slices(ExpectValidTrace(trace), "Coll").size(), 1u);
+  EXPECT_EQ(ReadFileBytes(summary), r.summary_text);
+  for (const std::string& taken : {trace + ".tmp." + pid, summary + ".tmp." + pid}) {
+    EXPECT_EQ(ReadFileBytes(taken), "someone else's") << taken;
+    struct stat st;
+    EXPECT_NE(stat((taken + ".1").c_str(), &st), 0) << "the export left its temporary file " << taken << ".1";
+  }
 }
 
 TEST_F(ExportTest, GzipOutput) {

@@ -29,6 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 class TempDir {
  public:
   TempDir() {
@@ -237,8 +242,59 @@ TEST(OutputFileTest, WritesAPipeInPlaceInsteadOfRenamingOverIt) {
   struct stat st;
   ASSERT_EQ(stat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
-  EXPECT_FALSE(fs::exists(fifo + ".tmp"));
+  EXPECT_FALSE(fs::exists(fifo + ".tmp." + std::to_string(getpid())));
   fs::remove_all(dir);
+}
+
+// Regression: every writer of one output used "<path>.tmp" opened with O_TRUNC, so a second
+// writer (two katrace-export runs on one spool) truncated the first one's file and both wrote
+// into it; the first rename took the mixture and the second found nothing to rename.
+TEST(OutputFileTest, TwoWritersOfOneOutputNeverShareATemporaryFile) {
+  const fs::path dir = fs::temp_directory_path() / ("katrace-two-writers-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.json").string();
+  const std::string a(300000, 'a'), b(200000, 'b');
+  OutputFile first, second;
+  std::string error;
+  ASSERT_TRUE(first.Open(path, false, &error)) << error;
+  ASSERT_TRUE(second.Open(path, false, &error)) << error;
+  for (size_t i = 0; i < a.size(); i += 1000) {
+    first.Write(std::string_view(a).substr(i, 1000));
+    if (i < b.size()) second.Write(std::string_view(b).substr(i, 1000));
+  }
+  ASSERT_TRUE(first.Commit(&error)) << error;
+  EXPECT_EQ(ReadFile(path), a);
+  ASSERT_TRUE(second.Commit(&error)) << error;
+  EXPECT_EQ(ReadFile(path), b);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "a temporary file was left";
+  fs::remove_all(dir);
+}
+
+// A file under this process's temporary name that this process did not make (a process with the
+// same pid in another pid namespace writing into a shared directory) is never opened.
+TEST(OutputFileTest, ATemporaryNameTakenAlreadyIsLeftAlone) {
+  const fs::path dir = fs::temp_directory_path() / ("katrace-taken-tmp-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.json").string();
+  const std::string taken = path + ".tmp." + std::to_string(getpid());
+  std::ofstream(taken) << "someone else's";
+  OutputFile out;
+  std::string error;
+  ASSERT_TRUE(out.Open(path, false, &error)) << error;
+  out.Write("mine");
+  ASSERT_TRUE(out.Commit(&error)) << error;
+  EXPECT_EQ(ReadFile(path), "mine");
+  EXPECT_EQ(ReadFile(taken), "someone else's");
+  fs::remove_all(dir);
+}
+
+// An output directory that does not exist is named in the error.
+TEST(OutputFileTest, AnOutputThatCannotBeCreatedIsNamed) {
+  OutputFile out;
+  std::string error;
+  EXPECT_FALSE(out.Open("/nonexistent-katrace-dir/out.json", false, &error));
+  EXPECT_NE(error.find("/nonexistent-katrace-dir/out.json"), std::string::npos) << error;
+  EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
 }
 
 TEST(JsonFieldsTest, TimesAreExactNanoseconds) {

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/unique_temp_file.h"
+
 namespace katrace {
 namespace exporting {
 
@@ -79,10 +81,15 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
 }
 
 bool WriteTextFileAtomically(const std::string& path, const std::string& text, std::string* error) {
-  std::string tmp = path + ".tmp";
-  FILE* f = fopen(tmp.c_str(), "w");
+  std::string tmp;
+  const int fd = CreateUniqueTempFile(path, &tmp);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : nullptr;
   if (f == nullptr) {
-    *error = "cannot write '" + tmp + "': " + strerror(errno);
+    *error = "cannot write a temporary file for '" + path + "': " + strerror(errno);
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp.c_str());
+    }
     return false;
   }
   bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();

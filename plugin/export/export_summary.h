@@ -49,8 +49,8 @@ class ExportSummary : public TraceEncoder {
   ActivitySummary summary_;
 };
 
-// Writes |text| to |path| through "<path>.tmp" and a rename, so a failed write never leaves an
-// empty or partial summary under the final name.
+// Writes |text| to |path| through a temporary file unique to this process and a rename, so a
+// failed write never leaves an empty or partial summary under the final name.
 bool WriteTextFileAtomically(const std::string& path, const std::string& text, std::string* error);
 
 }  // namespace exporting

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/unique_temp_file.h"
+
 namespace katrace::tools {
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
@@ -31,11 +33,10 @@ bool OutputFile::Open(const std::string& path, bool gzip, std::string* error) {
     // A device or pipe (/dev/null, a FIFO): write in place; renaming over it would replace it.
     fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   } else {
-    tmp_path_ = path + ".tmp";
-    fd = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = CreateUniqueTempFile(path, &tmp_path_);
   }
   if (fd < 0) {
-    *error = "cannot create " + (tmp_path_.empty() ? path : tmp_path_) + ": " +
+    *error = (special || path == "-" ? "cannot open " + path : "cannot create a temporary file for " + path) + ": " +
              std::strerror(errno);
     return false;
   }
