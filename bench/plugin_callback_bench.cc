@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -25,7 +24,6 @@ namespace {
 ncclProfiler_v6_t* g_plugin = nullptr;
 void* g_ctx = nullptr;
 int g_mask = 0;
-std::atomic<uint64_t> g_gpu_clock{1ull << 60};
 constexpr int64_t kBurst = 4096;  // well under a 1 MiB thread buffer (about 112 bytes per KernelCh)
 
 // Between bursts: untimed, long enough for the spool writer to empty the buffer.
@@ -96,8 +94,12 @@ void BM_KernelChStartStateStop(benchmark::State& state) {
   ncclProfilerEventStateArgs_v6_t args;
   memset(&args, 0, sizeof(args));
   int64_t n = 0;
+  // The emulated GPU timer is the thread's own: NCCL reads pTimer from the GPU's memory, so a
+  // shared counter here (one locked add per iteration, its cache line bouncing between the two
+  // threads) would be charged to the plugin.
+  uint64_t t = (1ull << 60) + (static_cast<uint64_t>(state.thread_index()) << 50);
   for (auto _ : state) {
-    uint64_t t = g_gpu_clock.fetch_add(2048, std::memory_order_relaxed);
+    t += 2048;
     d.kernelCh.pTimer = t;
     void* h = nullptr;
     g_plugin->startEvent(g_ctx, &h, &d);
