@@ -20,9 +20,8 @@ void RecordNewString(const CaptureTarget& t, uint32_t id, const char* text) {
 bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t flags, const spool::StartBody& start,
                  const ncclProfilerEventDescr_v6_t* d, const InheritedFacts& slot) {
   const int k = static_cast<int>(kind);
-  // Inlined into each case, so the fields go from the registers they are built in straight into
-  // the buffer; out of line, each record was built, copied whole into a StartRecord on the stack
-  // and copied again.
+  // Inlined into each case, so a record is built once and copied into the buffer once; out of
+  // line, each was built, copied whole into a StartRecord on the stack, and copied again.
   auto emit = [&](const auto& fields) __attribute__((always_inline)) {
     StartRecord<std::decay_t<decltype(fields)>> r{start, fields};
     return AppendRecord(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags, r);

@@ -2,8 +2,8 @@
 // (common/unique_temp_file.h) and renamed on Commit, so a file with the final name is always
 // complete and two processes writing the same output never write into one file. "-" writes to
 // stdout, and an existing device or pipe (/dev/null, a FIFO) is written in place, never renamed
-// over. Plain output goes through
-// FileWriter, which writes the bulk of a big new file past the page cache.
+// over. Plain output goes through FileWriter, which writes the bulk of a big new file past the
+// page cache.
 // Thread safety: none.
 #ifndef KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
 #define KATRACE_TOOLS_COMMON_OUTPUT_FILE_H_
