@@ -6,6 +6,9 @@
 // The callbacks run in bursts of kBurst events with a pause between bursts in which the spool
 // writer empties the buffers, so this measures a callback without writer pressure.
 // sustained_bench measures the sustained regime, back to back with no pause.
+//
+// BM_Floor* measure, in the same run, the two operations no callback design with per-event host
+// times and CAS slot states can leave out: a clock read and a locked compare-and-swap.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "nccl_profiler/v6.h"
 
@@ -112,6 +119,41 @@ void BM_KernelChStartStateStop(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_KernelChStartStateStop)->Threads(1)->Threads(2)->UseRealTime();
+
+// The floor under the two benchmarks above. A Coll start + stop reads the clock twice and takes
+// three locked operations (pool take, the stop's state CAS, pool give-back); a KernelCh start +
+// state + stop reads it three times and takes five (pool take, parent hold, the stop's state CAS,
+// pool give-back, parent release). Their sum is what the callbacks cost before any instruction
+// of their own.
+//
+// One read of the plugin's host clock: rdtsc where it has an invariant TSC (plugin/capture/
+// host_clock.h), clock_gettime(CLOCK_MONOTONIC) elsewhere.
+void BM_FloorClockRead(benchmark::State& state) {
+  for (auto _ : state) {
+#if defined(__x86_64__)
+    benchmark::DoNotOptimize(__rdtsc());
+#else
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    benchmark::DoNotOptimize(ts);
+#endif
+  }
+}
+BENCHMARK(BM_FloorClockRead);
+
+// One uncontended locked compare-and-swap on a line this thread owns, each depending on the last
+// (as the slot state's CAS depends on the load before it).
+void BM_FloorLockedCas(benchmark::State& state) {
+  alignas(64) std::atomic<uint64_t> word{0};
+  uint64_t expected = 0;
+  for (auto _ : state) {
+    while (!word.compare_exchange_strong(expected, expected + 1, std::memory_order_acq_rel)) {
+    }
+    ++expected;
+  }
+  benchmark::DoNotOptimize(expected);
+}
+BENCHMARK(BM_FloorLockedCas);
 
 }  // namespace
 
