@@ -189,6 +189,41 @@ TEST(GpuClockFit, WithoutLowerBoundsTheErrorIsUnbounded) {
   EXPECT_EQ(none.OffsetAt(kX0), kRealtimeOffset);
 }
 
+// Sparse bounds over many 30 s pieces: the pieces short of two upper bounds are joined, and
+// every bound lands in exactly one segment, the one at the very end included.
+TEST(GpuClockFit, SparseBoundsFillSegmentsOfTwoAndNoneIsLeftOut) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<ClockBound> up;
+    const int n = 2 + static_cast<int>(rng() % 40);
+    const uint64_t span = (1 + rng() % 4000) * 1000000000ull;
+    for (int i = 0; i < n; ++i) up.push_back(ClockBound{kX0 + rng() % span, kRealtimeOffset + static_cast<int64_t>(rng() % 500)});
+    ClockFit fit = FitGpuClock(up, {}, kRealtimeOffset, 1);
+    uint64_t in_segments = 0;
+    for (const auto& seg : fit.segments) {
+      in_segments += seg.upper;
+      if (fit.segments.size() > 1) {
+        EXPECT_GE(seg.upper, 2u) << "round " << round;
+      }
+    }
+    EXPECT_EQ(in_segments + fit.outliers, up.size()) << "round " << round;
+  }
+}
+
+// A hostile spool's host times span 2^64 ns: some 6 * 10^11 pieces of 30 s, which were listed
+// one by one (and merged in quadratic time) before; the fit takes a moment, not minutes.
+TEST(GpuClockFit, BoundsSpanningTheWholeClockFitAtOnce) {
+  std::vector<ClockBound> up{{1, kRealtimeOffset}, {2, kRealtimeOffset}, {UINT64_MAX - 1, kRealtimeOffset},
+                             {UINT64_MAX, kRealtimeOffset}};
+  std::vector<ClockBound> low{{0, kRealtimeOffset - 10}, {UINT64_MAX, kRealtimeOffset - 10}};
+  ClockFit fit = FitGpuClock(up, low, kRealtimeOffset, 1);
+  ASSERT_FALSE(fit.segments.empty());
+  EXPECT_LE(fit.segments.size(), 2u);
+  uint64_t in_segments = 0;
+  for (const auto& seg : fit.segments) in_segments += seg.upper;
+  EXPECT_EQ(in_segments + fit.outliers, up.size());
+}
+
 TEST(GpuClockFit, CollectorKeepsTheTightestPerBucketAndMeasuresTheTick) {
   ClockBoundCollector c(kX0, kX0 + 1000000000ull);
   for (uint64_t i = 0; i < 100000; ++i) {

@@ -139,6 +139,44 @@ SegmentFit FitSegment(const std::vector<Point>& up, std::vector<Point> low, doub
   return f;
 }
 
+// The edges of the fit's segments over [first, last]: the range cut into equal pieces of at most
+// kClockSegmentNs, then, from the left, each piece with fewer than two of the upper bounds |up|
+// (sorted by x) joined to the next, and a last one still short joined to the one before. The
+// pieces are never listed: a hostile spool's bounds may span 2^64 ns, some 10^11 pieces. Each
+// kept edge is found from the bound that completes its segment, so the work is linear in the
+// bounds (at most the collector's 4096).
+std::vector<double> SegmentEdges(const std::vector<Point>& up, double first, double last) {
+  const size_t n = std::max<size_t>(1, static_cast<size_t>(std::ceil((last - first) / static_cast<double>(kClockSegmentNs))));
+  // The last edge is |last| itself: computed, it may round below it and leave the last bound out.
+  auto edge = [&](size_t i) {
+    return i == n ? last : first + (last - first) * static_cast<double>(i) / static_cast<double>(n);
+  };
+  // The piece holding x: [edge(k), edge(k + 1)), the last one closed.
+  auto piece = [&](double x) {
+    const double guess = (x - first) / (last - first) * static_cast<double>(n);
+    size_t k = guess > 0 ? std::min(static_cast<size_t>(guess), n - 1) : 0;
+    while (k > 0 && x < edge(k)) --k;
+    while (k + 1 < n && x >= edge(k + 1)) ++k;
+    return k;
+  };
+  std::vector<size_t> cuts{0};  // piece indices where a kept segment starts
+  size_t at = 0;                // the first bound not yet in a closed segment
+  for (;;) {
+    while (at < up.size() && up[at].x < edge(cuts.back())) ++at;
+    if (up.size() - at < 2) break;  // what is left is the last segment
+    const size_t end = piece(up[at + 1].x) + 1;
+    if (end >= n) break;
+    cuts.push_back(end);
+    at += 2;
+  }
+  // The last segment, from the last cut to the end, short of two bounds: joined to the one before.
+  if (cuts.size() > 1 && up.size() - at < 2) cuts.pop_back();
+  std::vector<double> edges;
+  for (size_t c : cuts) edges.push_back(edge(c));
+  edges.push_back(edge(n));
+  return edges;
+}
+
 }  // namespace
 
 int64_t SaturatingOffset(__int128 v) {
@@ -306,23 +344,7 @@ ClockFit FitGpuClock(std::vector<ClockBound> upper, std::vector<ClockBound> lowe
     first = std::min(first, p.x);
     last = std::max(last, p.x);
   }
-  const size_t n = std::max<size_t>(1, static_cast<size_t>(std::ceil((last - first) / static_cast<double>(kClockSegmentNs))));
-  std::vector<double> edges;  // n + 1 edges
-  for (size_t i = 0; i <= n; ++i) edges.push_back(first + (last - first) * static_cast<double>(i) / static_cast<double>(n));
-  auto count_up = [&](double a, double b, bool closed) {
-    size_t c = 0;
-    for (const Point& p : up) c += p.x >= a && (closed ? p.x <= b : p.x < b);
-    return c;
-  };
-  for (bool merged = true; merged && edges.size() > 2;) {
-    merged = false;
-    for (size_t i = 0; i + 1 < edges.size(); ++i) {
-      if (count_up(edges[i], edges[i + 1], i + 2 == edges.size()) >= 2) continue;
-      edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(i + 1 < edges.size() - 1 ? i + 1 : i));
-      merged = true;
-      break;
-    }
-  }
+  const std::vector<double> edges = SegmentEdges(up, first, last);
   const double prior_rel = static_cast<double>(static_cast<__int128>(prior) - y_ref);
   fit.error_ns = 0;
   for (size_t i = 0; i + 1 < edges.size(); ++i) {

@@ -29,7 +29,7 @@ constexpr size_t kWindowPerWorker = 4;
 }  // namespace
 
 StreamMerge::StreamMerge(const SpoolFile& file, const SpoolIndex& index, int workers, Progress* progress)
-    : index_(index), progress_(progress) {
+    : progress_(progress) {
   // The schedule: blocks in the order the merge reaches them.
   std::vector<size_t> order(index.blocks.size());
   std::iota(order.begin(), order.end(), size_t{0});

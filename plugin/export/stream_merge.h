@@ -67,7 +67,6 @@ class StreamMerge {
   Stream* Pop();
   void ReplaceTop(Stream* s);  // the top leaves, |s| goes in (a heap of std::push_heap's order)
 
-  const SpoolIndex& index_;
   std::vector<BlockRef> schedule_refs_;
   std::vector<uint64_t> schedule_keys_;
   std::unique_ptr<BlockPipeline> pipeline_;

@@ -1,0 +1,86 @@
+#include "fuzz/spool_export_input.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <zlib.h>
+
+#include "katrace/spool_format.h"
+#include "plugin/export/exporter.h"
+
+namespace katrace_fuzz {
+namespace {
+
+namespace spool = katrace::spool;
+
+// One scratch folder per process; every input's spool and trace are written over and removed.
+const std::string& ScratchDir() {
+  static const std::string dir = [] {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/katrace-fuzz-XXXXXX";
+    if (mkdtemp(&pattern[0]) == nullptr) {
+      perror("katrace fuzz: cannot create a scratch folder");
+      abort();
+    }
+    return pattern;
+  }();
+  return dir;
+}
+
+void FixBlockCrcs(std::string* file) {
+  if (file->size() < sizeof(spool::FileHeader)) return;
+  spool::FileHeader fh;
+  memcpy(&fh, file->data(), sizeof(fh));
+  if (fh.header_bytes < sizeof(fh) || fh.header_bytes > file->size()) return;
+  uint64_t at = fh.header_bytes;
+  while (file->size() - at >= sizeof(spool::BlockHeader)) {
+    spool::BlockHeader h;
+    memcpy(&h, file->data() + at, sizeof(h));
+    const uint64_t left = file->size() - at - sizeof(h);
+    if (h.magic != spool::kBlockMagic || h.stored_bytes > left) return;
+    h.crc32 = 0;
+    uLong crc = crc32(0, reinterpret_cast<const Bytef*>(&h), sizeof(h));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(file->data() + at + sizeof(h)), h.stored_bytes);
+    h.crc32 = static_cast<uint32_t>(crc);
+    memcpy(&(*file)[at], &h, sizeof(h));
+    at += sizeof(h) + h.stored_bytes;
+  }
+}
+
+}  // namespace
+
+void ExportSpoolBytes(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  const uint8_t mode = data[0];
+  std::string file(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (mode & 1) FixBlockCrcs(&file);
+  const std::string spool_path = ScratchDir() + "/in.kspool";
+  FILE* f = fopen(spool_path.c_str(), "wb");
+  if (f == nullptr || fwrite(file.data(), 1, file.size(), f) != file.size() || fclose(f) != 0) {
+    perror("katrace fuzz: cannot write the spool");
+    abort();
+  }
+  katrace::ExportOptions options;
+  // Never a path the spool names: a hostile Process record must not choose where to write.
+  options.output = ScratchDir() + "/out.json";
+  options.summary = false;
+  options.progress = false;
+  options.threads = (mode & 2) ? 1 : 2;
+  const katrace::ExportReport report = katrace::ExportSpool(spool_path, options);
+  if (report.ok && access(options.output.c_str(), F_OK) != 0) {
+    fprintf(stderr, "katrace fuzz: the export said ok but wrote no trace: %s\n", report.message.c_str());
+    abort();
+  }
+  if (!report.ok && report.message.empty()) {
+    fprintf(stderr, "katrace fuzz: the export failed without saying why\n");
+    abort();
+  }
+  unlink(options.output.c_str());
+  unlink(spool_path.c_str());
+}
+
+}  // namespace katrace_fuzz
