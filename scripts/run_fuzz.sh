@@ -21,7 +21,7 @@ if ! "$cxx" -fsanitize=fuzzer "$probe/p.cc" -o "$probe/p" >/dev/null 2>&1; then
 fi
 out="$build/fuzz"
 mkdir -p "$out"
-flags=(-std=c++17 -O1 -g -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
+flags=(-std=c++17 -O1 -g1 -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -pthread)
 tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
 shared_common=$(ls common/*.cc)
@@ -40,8 +40,12 @@ build_target fuzz_abi_stream fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc \
 # shellcheck disable=SC2086
 build_target fuzz_trace_reader fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc \
   $tools_common $shared_common || exit 1
+# The export stage as tools/export/module.mk links it (EXPORT_LIB_OBJS).
+build_target fuzz_spool_export fuzz/fuzz_spool_export.cc fuzz/spool_export_input.cc plugin/export/*.cc \
+  plugin/output_sink.cc plugin/logger.cc common/file_writer.cc common/summary_table.cc common/busy_time.cc \
+  common/activity_summary.cc -llz4 || exit 1
 status=0
-for target in fuzz_abi_stream fuzz_trace_reader; do
+for target in fuzz_abi_stream fuzz_trace_reader fuzz_spool_export; do
   work="$out/corpus-$target"
   mkdir -p "$work" "fuzz/regressions/$target"
   echo "fuzz: $target for ${seconds}s"

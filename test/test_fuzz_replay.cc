@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fuzz/abi_stream.h"
+#include "fuzz/spool_export_input.h"
 #include "fuzz/trace_reader_input.h"
 
 namespace {
@@ -63,6 +64,16 @@ TEST(FuzzReplayTest, TraceReaderInputs) {
     SCOPED_TRACE(input.string());
     const std::string bytes = Bytes(input);
     katrace_fuzz::ReadTraceBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  }
+}
+
+TEST(FuzzReplayTest, SpoolExportInputs) {
+  const std::vector<fs::path> inputs = Inputs("fuzz_spool_export");
+  EXPECT_FALSE(inputs.empty()) << "no seeds under " << FuzzDir();
+  for (const fs::path& input : inputs) {
+    SCOPED_TRACE(input.string());
+    const std::string bytes = Bytes(input);
+    katrace_fuzz::ExportSpoolBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   }
 }
 
