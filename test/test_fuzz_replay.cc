@@ -43,38 +43,27 @@ std::string Bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// Every committed input of |target| through |entry|, the target's own entry point.
+void ReplayEach(const std::string& target, void (*entry)(const uint8_t*, size_t)) {
+  const std::vector<fs::path> inputs = Inputs(target);
+  EXPECT_FALSE(inputs.empty()) << "no seeds under " << FuzzDir() << " for " << target;
+  for (const fs::path& input : inputs) {
+    SCOPED_TRACE(input.string());
+    const std::string bytes = Bytes(input);
+    entry(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  }
+}
+
 TEST(FuzzReplayTest, AbiStreamInputs) {
   const fs::path plugin =
       fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "libnccl-profiler-katrace.so";
   std::string error;
   ASSERT_TRUE(katrace_fuzz::LoadPlugin(plugin.string(), &error)) << error;
-  const std::vector<fs::path> inputs = Inputs("fuzz_abi_stream");
-  EXPECT_FALSE(inputs.empty()) << "no seeds under " << FuzzDir();
-  for (const fs::path& input : inputs) {
-    SCOPED_TRACE(input.string());
-    const std::string bytes = Bytes(input);
-    katrace_fuzz::RunAbiStream(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  }
+  ReplayEach("fuzz_abi_stream", katrace_fuzz::RunAbiStream);
 }
 
-TEST(FuzzReplayTest, TraceReaderInputs) {
-  const std::vector<fs::path> inputs = Inputs("fuzz_trace_reader");
-  EXPECT_FALSE(inputs.empty()) << "no seeds under " << FuzzDir();
-  for (const fs::path& input : inputs) {
-    SCOPED_TRACE(input.string());
-    const std::string bytes = Bytes(input);
-    katrace_fuzz::ReadTraceBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  }
-}
+TEST(FuzzReplayTest, TraceReaderInputs) { ReplayEach("fuzz_trace_reader", katrace_fuzz::ReadTraceBytes); }
 
-TEST(FuzzReplayTest, SpoolExportInputs) {
-  const std::vector<fs::path> inputs = Inputs("fuzz_spool_export");
-  EXPECT_FALSE(inputs.empty()) << "no seeds under " << FuzzDir();
-  for (const fs::path& input : inputs) {
-    SCOPED_TRACE(input.string());
-    const std::string bytes = Bytes(input);
-    katrace_fuzz::ExportSpoolBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  }
-}
+TEST(FuzzReplayTest, SpoolExportInputs) { ReplayEach("fuzz_spool_export", katrace_fuzz::ExportSpoolBytes); }
 
 }  // namespace
