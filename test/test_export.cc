@@ -621,6 +621,23 @@ TEST_F(ExportTest, GarbageStringIdsAndUnknownKindsUseDefaults) {
   EXPECT_NE(last_.message.find("unknown type or kind"), std::string::npos) << last_.message;
 }
 
+// Id 0 names no record (the id map's empty key): a stop or state that says 0 must not find the
+// first empty slot of the map and with it a live event's index (fuzz_spool_export found it).
+TEST_F(ExportTest, AStopOrStateWithIdZeroTouchesNoLiveEvent) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(0));
+  s->State(0, Kind::kColl, 1, 0, t + 2, spool::kStateUnrecordedChildren, 1);
+  s->Stop(0, Kind::kColl, 1, 0, t + 5);
+  s->Stop(0, Kind::kColl, 1, 1, t + 10);
+  s.Close();
+  json tr = ExportValid(s.path);
+  EXPECT_EQ(last_.events, 1u);
+  json c = ById(tr, "Coll", 1);
+  ASSERT_FALSE(c.is_null());
+  EXPECT_EQ(Ns(c["dur"]), 10) << "stopped by its own stop, not by the one with id 0";
+}
+
 TEST_F(ExportTest, ReusedSlotResolvesToTheCommunicatorOfThatTime) {
   Spool s(dir_);
   uint64_t t = kBaseMono + 1000;

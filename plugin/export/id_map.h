@@ -26,7 +26,10 @@ class IdMap {
 
   // A key is never further than max_shift_ from its home slot (erasing only moves keys closer),
   // so a miss costs a bounded scan even inside a long run of consecutive ids.
+  // Id 0 marks an empty slot, so it is never found: a hostile record's id 0 would otherwise match
+  // the first empty slot and return whatever index that slot held last.
   uint32_t Find(uint64_t id) const {
+    if (id == 0) return kMissing;
     size_t i = Slot(id);
     for (size_t k = 0; k <= max_shift_; ++k, i = (i + 1) & mask_) {
       if (keys_[i] == id) return values_[i];
@@ -55,6 +58,7 @@ class IdMap {
   }
 
   void Erase(uint64_t id) {
+    if (id == 0) return;
     size_t i = Slot(id);
     for (size_t k = 0; keys_[i] != id; ++k, i = (i + 1) & mask_) {
       if (keys_[i] == 0 || k == max_shift_) return;
