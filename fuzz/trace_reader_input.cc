@@ -1,12 +1,6 @@
-// The bytes go into an anonymous in-memory file (memfd), read through its /proc path: the
-// reader opens paths, and a memfd is a regular file to stat and zlib, with nothing on disk.
 #include "fuzz/trace_reader_input.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <string>
-
+#include "fuzz/bytes_file.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
 
@@ -35,17 +29,10 @@ class Visitor : public katrace::tools::TraceVisitor {
 }  // namespace
 
 void ReadTraceBytes(const uint8_t* data, size_t size) {
-  const int fd = memfd_create("katrace-fuzz-trace", 0);
-  if (fd < 0) return;
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = write(fd, data + done, size - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
+  BytesFile file(data, size);
+  if (!file.ok()) return;
   Visitor visitor;
-  katrace::tools::ReadTrace("/proc/self/fd/" + std::to_string(fd), &visitor);
-  close(fd);
+  katrace::tools::ReadTrace(file.path(), &visitor);
 }
 
 }  // namespace katrace_fuzz

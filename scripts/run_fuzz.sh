@@ -20,32 +20,56 @@ if ! "$cxx" -fsanitize=fuzzer "$probe/p.cc" -o "$probe/p" >/dev/null 2>&1; then
   exit 0
 fi
 out="$build/fuzz"
+obj="$out/obj"
 mkdir -p "$out"
 flags=(-std=c++17 -O1 -g1 -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -pthread)
-tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
-shared_common=$(ls common/*.cc)
-build_target() {  # build_target NAME SOURCES... (rebuilt when a source or header is newer)
-  local name=$1 bin="$out/$1"
-  shift
-  if [ -x "$bin" ] && [ -z "$(find fuzz tools/common common plugin include -newer "$bin" \
-      \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | head -n 1)" ]; then
-    return 0
-  fi
-  echo "fuzz: building $bin"
-  "$cxx" "${flags[@]}" "$@" -o "$bin" -lz -ldl
+sources_of() {  # the sources of one target; the objects are shared, each source compiled once
+  local tools_common shared_common
+  tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
+  shared_common=$(ls common/*.cc)
+  case $1 in
+    fuzz_abi_stream) echo fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc ;;
+    fuzz_trace_reader) echo fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc fuzz/bytes_file.cc \
+      $tools_common $shared_common ;;
+    # The export stage as tools/export/module.mk links it (EXPORT_LIB_OBJS).
+    fuzz_spool_export) echo fuzz/fuzz_spool_export.cc fuzz/spool_export_input.cc plugin/export/*.cc \
+      plugin/output_sink.cc plugin/logger.cc common/file_writer.cc common/summary_table.cc \
+      common/busy_time.cc common/activity_summary.cc ;;
+    fuzz_trace_tools) echo fuzz/fuzz_trace_tools.cc fuzz/trace_tools_input.cc fuzz/bytes_file.cc \
+      $(ls tools/check/*.cc tools/stats/*.cc tools/merge/*.cc | grep -v /main.cc) $tools_common $shared_common ;;
+  esac
 }
-build_target fuzz_abi_stream fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc \
-  -DKATRACE_FUZZ_DEFAULT_PLUGIN="\"$plugin\"" || exit 1
-# shellcheck disable=SC2086
-build_target fuzz_trace_reader fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc \
-  $tools_common $shared_common || exit 1
-# The export stage as tools/export/module.mk links it (EXPORT_LIB_OBJS).
-build_target fuzz_spool_export fuzz/fuzz_spool_export.cc fuzz/spool_export_input.cc plugin/export/*.cc \
-  plugin/output_sink.cc plugin/logger.cc common/file_writer.cc common/summary_table.cc common/busy_time.cc \
-  common/activity_summary.cc -llz4 || exit 1
+targets="fuzz_abi_stream fuzz_trace_reader fuzz_spool_export fuzz_trace_tools"
+compile() {  # compile SOURCE: its object under $obj; a failure leaves $obj/FAILED
+  local o="$obj/${1%.cc}.o" extra=()
+  case $1 in fuzz/fuzz_abi_stream.cc) extra=(-DKATRACE_FUZZ_DEFAULT_PLUGIN="\"$plugin\"") ;; esac
+  mkdir -p "$(dirname "$o")"
+  "$cxx" "${flags[@]}" "${extra[@]}" -c "$1" -o "$o" || touch "$obj/FAILED"
+}
+# Rebuilt whole when a source or header changed since the last build.
+stamp="$out/built"
+if [ ! -f "$stamp" ] || [ -n "$(find fuzz tools common plugin include -newer "$stamp" \
+    \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | head -n 1)" ]; then
+  echo "fuzz: building $targets in $out"
+  rm -rf "$obj" "$stamp"
+  mkdir -p "$obj"
+  # shellcheck disable=SC2046
+  for src in $(for t in $targets; do sources_of "$t"; done | tr ' ' '\n' | sort -u); do
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+    compile "$src" &
+  done
+  wait
+  [ -e "$obj/FAILED" ] && exit 1
+  for t in $targets; do
+    # shellcheck disable=SC2046
+    "$cxx" "${flags[@]}" $(for src in $(sources_of "$t"); do echo "$obj/${src%.cc}.o"; done) \
+      -o "$out/$t" -lz -llz4 -ldl || exit 1
+  done
+  touch "$stamp"
+fi
 status=0
-for target in fuzz_abi_stream fuzz_trace_reader fuzz_spool_export; do
+for target in $targets; do
   work="$out/corpus-$target"
   mkdir -p "$work" "fuzz/regressions/$target"
   echo "fuzz: $target for ${seconds}s"

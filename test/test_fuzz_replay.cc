@@ -11,6 +11,7 @@
 
 #include "fuzz/abi_stream.h"
 #include "fuzz/spool_export_input.h"
+#include "fuzz/trace_tools_input.h"
 #include "fuzz/trace_reader_input.h"
 
 namespace {
@@ -65,5 +66,7 @@ TEST(FuzzReplayTest, AbiStreamInputs) {
 TEST(FuzzReplayTest, TraceReaderInputs) { ReplayEach("fuzz_trace_reader", katrace_fuzz::ReadTraceBytes); }
 
 TEST(FuzzReplayTest, SpoolExportInputs) { ReplayEach("fuzz_spool_export", katrace_fuzz::ExportSpoolBytes); }
+
+TEST(FuzzReplayTest, TraceToolsInputs) { ReplayEach("fuzz_trace_tools", katrace_fuzz::RunTraceToolsOnBytes); }
 
 }  // namespace

@@ -148,8 +148,10 @@ void CheckKernelChArgs(Fields& args, EventFacts* facts) {
   // args has no stop stamp): the containment check leaves it out.
   facts->host_timed = host_timed;
   const Need stamps = host_timed || f.unfinished ? Need::kOptional : Need::kRequired;
-  const bool ok = args.Uint("gpu_start_ns", stamps, &start) & args.Uint("gpu_stop_ns", stamps, &stop);
-  if (!ok || f.unfinished || host_timed) return;
+  // Both read, so that each missing one is reported.
+  const bool has_start = args.Uint("gpu_start_ns", stamps, &start);
+  const bool has_stop = args.Uint("gpu_stop_ns", stamps, &stop);
+  if (!has_start || !has_stop || f.unfinished || host_timed) return;
   // The exporter flags what it could not place as measured: a stop before the start (drawn with
   // zero length at the start) and times held within the run (clamped). Flagged, it is a fact
   // about the stamps, not an error of the trace.
@@ -187,8 +189,10 @@ void CheckKernelStepArgs(Fields& args, EventFacts* f) {
   // extent of its collective (the containment check leaves it out, as for a KernelCh).
   args.Bool("host_timed", Need::kOptional, &f->host_timed);
   uint64_t start = 0, ready = 0, stop = 0;
-  const bool ok = args.Uint("gpu_start_ns", Need::kRequired, &start) &
-                  args.Uint("gpu_ready_ns", Need::kRequired, &ready);
+  // Both read, so that each missing one is reported.
+  const bool has_start = args.Uint("gpu_start_ns", Need::kRequired, &start);
+  const bool has_ready = args.Uint("gpu_ready_ns", Need::kRequired, &ready);
+  const bool ok = has_start && has_ready;
   // A step whose stop never came (abandoned, incomplete, or the plugin saw no stop state) has
   // no stop stamp; the plugin then ends it at its ready stamp, so it is checked as unfinished.
   const bool has_stop = args.Uint("gpu_stop_ns", Need::kOptional, &stop);
