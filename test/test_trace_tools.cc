@@ -256,6 +256,14 @@ TEST_F(TraceToolsTest, CheckCatchesMissingMetadata) {
   ExpectCheckFails(Edit(valid_, header, ""), "pid 0 has no process_name metadata");
 }
 
+// A thread_name without args (found by fuzz_trace_tools): katrace-check took the missing args as
+// an object and crashed; it reports the field and goes on.
+TEST_F(TraceToolsTest, CheckReportsAThreadNameWithoutArgs) {
+  const std::string thread_name = LineWith(valid_, "ch 0 send peer 1\"");
+  const std::string bare = thread_name.substr(0, thread_name.find(",\"args\"")) + "},\n";
+  ExpectCheckFails(Edit(valid_, thread_name, bare), "(M thread_name): missing field 'args'");
+}
+
 TEST_F(TraceToolsTest, CheckCatchesFlowsToNowhere) {
   ExpectCheckFails(Edit(valid_, "\"bp\":\"e\",\"id\":3", "\"bp\":\"e\",\"id\":99"),
                    "flow 99 has no start (s)");

@@ -61,7 +61,9 @@ void MetadataRules::OnEvent(const TraceEvent& event, const EventFacts& f) {
                          std::to_string(f.pid) + " tid " + std::to_string(f.tid));
     }
     track.named = true;
-    track.name = StringField(*Field(event.json, "args"), "name");
+    // Without args (reported by the event rules) the track has no name.
+    const Json* args = Field(event.json, "args");
+    track.name = args != nullptr ? StringField(*args, "name") : "";
   } else if (f.ph == 'X' || f.ph == 's' || f.ph == 't' || f.ph == 'f') {
     TrackIndex(f.pid, f.tid);
     Track& track = tracks_[{f.pid, f.tid}];
