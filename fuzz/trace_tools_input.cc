@@ -6,6 +6,7 @@
 #include "tools/check/trace_checker.h"
 #include "tools/merge/merge_options.h"
 #include "tools/merge/merger.h"
+#include "tools/stats/hang_merge.h"
 #include "tools/stats/report_writer.h"
 #include "tools/stats/stats_collector.h"
 #include "tools/stats/stats_options.h"
@@ -36,6 +37,8 @@ void RunTraceToolsOnBytes(const uint8_t* data, size_t size) {
   merge.output = "/dev/null";
   merge.quiet = true;
   RunMerge(merge);
+
+  MergeHangReports({file.path(), file.path()}, "/dev/null");
 }
 
 }  // namespace katrace_fuzz
