@@ -1,5 +1,6 @@
 #include "fuzz/spool_export_input.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,15 @@ namespace {
 
 namespace spool = katrace::spool;
 
-// One scratch folder per process; every input's spool and trace are written over and removed.
-const std::string& ScratchDir() {
-  static const std::string dir = [] {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/katrace-fuzz-XXXXXX";
-    if (mkdtemp(&pattern[0]) == nullptr) {
-      perror("katrace fuzz: cannot create a scratch folder");
-      abort();
-    }
-    return pattern;
-  }();
-  return dir;
+// A scratch folder for one input's spool and trace, removed with them.
+std::string MakeScratchDir() {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/katrace-fuzz-XXXXXX";
+  if (mkdtemp(&pattern[0]) == nullptr) {
+    perror("katrace fuzz: cannot create a scratch folder");
+    abort();
+  }
+  return pattern;
 }
 
 void FixBlockCrcs(std::string* file) {
@@ -58,7 +56,8 @@ void ExportSpoolBytes(const uint8_t* data, size_t size) {
   const uint8_t mode = data[0];
   std::string file(reinterpret_cast<const char*>(data + 1), size - 1);
   if (mode & 1) FixBlockCrcs(&file);
-  const std::string spool_path = ScratchDir() + "/in.kspool";
+  const std::string dir = MakeScratchDir();
+  const std::string spool_path = dir + "/in.kspool";
   FILE* f = fopen(spool_path.c_str(), "wb");
   if (f == nullptr || fwrite(file.data(), 1, file.size(), f) != file.size() || fclose(f) != 0) {
     perror("katrace fuzz: cannot write the spool");
@@ -66,7 +65,7 @@ void ExportSpoolBytes(const uint8_t* data, size_t size) {
   }
   katrace::ExportOptions options;
   // Never a path the spool names: a hostile Process record must not choose where to write.
-  options.output = ScratchDir() + "/out.json";
+  options.output = dir + "/out.json";
   options.summary = false;
   options.progress = false;
   options.threads = (mode & 2) ? 1 : 2;
@@ -81,6 +80,11 @@ void ExportSpoolBytes(const uint8_t* data, size_t size) {
   }
   unlink(options.output.c_str());
   unlink(spool_path.c_str());
+  // Whatever else is left there (a temporary file of the trace) the export failed to clean up.
+  if (rmdir(dir.c_str()) != 0) {
+    fprintf(stderr, "katrace fuzz: the export left files in %s (%s)\n", dir.c_str(), strerror(errno));
+    abort();
+  }
 }
 
 }  // namespace katrace_fuzz
