@@ -2,10 +2,12 @@
 # Builds the libFuzzer targets in fuzz/ with clang and fuzzes each for SECONDS, starting from
 # the committed seeds in fuzz/corpus/<target>/. A crash input is kept in fuzz/regressions/<target>/
 # (commit it: the replay test in the normal suites then runs it forever after) and fails the run.
+# fuzz_abi_stream loads a copy of the plugin built here with the same instrumentation, so that
+# its coverage guides the fuzzer (the plain .so would leave it blind to everything past the ABI).
 # Without clang or libFuzzer it says so in one line and succeeds: fuzzing is optional.
-#   scripts/run_fuzz.sh SECONDS BUILD PLUGIN_SO
+#   scripts/run_fuzz.sh SECONDS BUILD
 set -u
-seconds=${1:-60} build=${2:-build} plugin=${3:-build/libnccl-profiler-katrace.so}
+seconds=${1:-60} build=${2:-build}
 cxx=${FUZZ_CXX:-clang++}
 if ! command -v "$cxx" >/dev/null 2>&1; then
   echo "fuzz: skipped: no $cxx (install clang, e.g. apt-get install -y clang)"
@@ -22,13 +24,19 @@ fi
 out="$build/fuzz"
 obj="$out/obj"
 mkdir -p "$out"
+# Not -fsanitize=function: fuzz_abi_stream calls recordEventState with a plain int state, as
+# NCCL's C code does, through a pointer whose type says int where the plugin's says the enum.
 flags=(-std=c++17 -O1 -g1 -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=all -pthread)
+       -fno-sanitize=function -fno-sanitize-recover=all -pthread -fPIC)
+plugin="$out/libnccl-profiler-katrace-fuzz.so"
 sources_of() {  # the sources of one target; the objects are shared, each source compiled once
   local tools_common shared_common
   tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
   shared_common=$(ls common/*.cc)
   case $1 in
+    # The plugin's own sources, as plugin/module.mk builds the .so (PLUGIN_SRCS).
+    plugin) echo plugin/*.cc plugin/capture/*.cc plugin/export/*.cc common/summary_table.cc \
+      common/file_writer.cc common/busy_time.cc common/activity_summary.cc common/event_mask.cc ;;
     fuzz_abi_stream) echo fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc ;;
     fuzz_trace_reader) echo fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc fuzz/bytes_file.cc \
       $tools_common $shared_common ;;
@@ -47,20 +55,24 @@ compile() {  # compile SOURCE: its object under $obj; a failure leaves $obj/FAIL
   mkdir -p "$(dirname "$o")"
   "$cxx" "${flags[@]}" "${extra[@]}" -c "$1" -o "$o" || touch "$obj/FAILED"
 }
-# Rebuilt whole when a source or header changed since the last build.
+# Rebuilt whole when a source, a header or this script changed since the last build.
 stamp="$out/built"
-if [ ! -f "$stamp" ] || [ -n "$(find fuzz tools common plugin include -newer "$stamp" \
-    \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | head -n 1)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find fuzz tools common plugin include scripts/run_fuzz.sh -newer "$stamp" \
+    \( -name '*.cc' -o -name '*.h' -o -name run_fuzz.sh \) 2>/dev/null | head -n 1)" ]; then
   echo "fuzz: building $targets in $out"
   rm -rf "$obj" "$stamp"
   mkdir -p "$obj"
   # shellcheck disable=SC2046
-  for src in $(for t in $targets; do sources_of "$t"; done | tr ' ' '\n' | sort -u); do
+  for src in $(for t in plugin $targets; do sources_of "$t"; done | tr ' ' '\n' | sort -u); do
     while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
     compile "$src" &
   done
   wait
   [ -e "$obj/FAILED" ] && exit 1
+  # The sanitizer runtimes are the fuzzer's; the plugin takes their symbols from it when loaded.
+  # shellcheck disable=SC2046
+  "$cxx" -shared -fsanitize=address,undefined -Wl,--version-script=plugin/exports.map \
+    $(for src in $(sources_of plugin); do echo "$obj/${src%.cc}.o"; done) -o "$plugin" -lz -llz4 -ldl || exit 1
   for t in $targets; do
     # shellcheck disable=SC2046
     "$cxx" "${flags[@]}" $(for src in $(sources_of "$t"); do echo "$obj/${src%.cc}.o"; done) \
