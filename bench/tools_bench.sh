@@ -13,11 +13,8 @@ for r in $(seq 0 63); do
     "$build/bin/katrace-sim" --plugin "$build/libnccl-profiler-katrace.so" --ranks 2 --channels 4 \
     --iters 180 --size 256K --seed "$r" --quiet
 done
-events=$(python3 - "$dir" <<'PY'
-import json, glob, sys
-print(sum(len(json.load(open(f))["traceEvents"]) for f in glob.glob(sys.argv[1] + "/rank-*.json")))
-PY
-)
+# Every trace event carries one "ph" key, and no string katrace writes holds that key's text.
+events=$(cat "$dir"/rank-*.json | grep -o '"ph":' | wc -l)
 echo "input: 64 files, $events events, $(du -sh "$dir" | cut -f1)"
 measure() {  # measure LABEL COMMAND...
   local label=$1

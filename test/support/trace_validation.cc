@@ -36,6 +36,23 @@ nlohmann::json ParseJson(const std::string& text, bool throw_on_error) {
   return nlohmann::json::parse(text, nullptr, throw_on_error);
 }
 
+std::string StrictJsonError(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (f == nullptr) return "cannot open " + path;
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) bytes.append(buf, n);
+  fclose(f);
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(bytes);
+    (void)parsed;
+  } catch (const nlohmann::json::parse_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 const nlohmann::json& Footer(const nlohmann::json& trace) { return trace.at("otherData").at("katrace"); }
 
 std::vector<nlohmann::json> Slices(const nlohmann::json& trace, const std::string& cat) {

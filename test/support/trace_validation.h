@@ -16,6 +16,11 @@ namespace katrace_test {
 // Parses the whole file; throws nlohmann::json::parse_error on invalid JSON.
 nlohmann::json LoadTrace(const std::string& path);
 
+// What a strict JSON parser (nlohmann's, which follows RFC 8259: ill-formed UTF-8, NaN, comments
+// and trailing commas are refused) says of the file at |path| as its bytes are, or "" when it
+// parses. The strict check the tests need, with nothing outside the build's own packages.
+std::string StrictJsonError(const std::string& path);
+
 // Parses |text|: throws nlohmann::json::parse_error on invalid JSON, or returns a discarded value
 // when |throw_on_error| is false. The suites that link this file parse through here, so that
 // the parser is compiled once, in this file, which is built for a quick run (the Makefile says
