@@ -27,10 +27,10 @@ struct RecordedSlice {
 class RecordingEncoder : public TraceEncoder {
  public:
   void Begin(const TraceProcess& process) override { ranks = process.ranks; }
-  void Track(int track, int pid, std::string_view name, int) override {
-    EXPECT_EQ(track_name.count(track), 0u) << "track " << track << " announced twice";
-    track_name[track] = std::string(name);
-    track_pid[track] = pid;
+  void Track(const TrackInfo& t) override {
+    EXPECT_EQ(track_name.count(t.track), 0u) << "track " << t.track << " announced twice";
+    track_name[t.track] = std::string(t.name);
+    track_pid[t.track] = t.pid;
   }
   void Slice(const SliceEvent& s) override {
     EXPECT_EQ(track_name.count(s.track), 1u) << "slice before its track";
@@ -40,8 +40,20 @@ class RecordingEncoder : public TraceEncoder {
       r.args[std::string(a.key)] = a.type == ArgType::kInt || a.type == ArgType::kTime ? a.i : static_cast<int64_t>(a.u);
     }
     slices.push_back(r);
+    // A flow is recorded once both its ends were seen, from the out end to the in end.
+    if (s.flow_out != 0) FlowEnd(s.flow_out, true, s.track);
+    if (s.flow_in != 0) FlowEnd(s.flow_in, false, s.track);
   }
-  void Flow(uint64_t id, int from, int64_t, int to, int64_t) override { flows.push_back({id, from, to}); }
+  void FlowEnd(uint64_t id, bool out, int track) {
+    auto it = flow_half.find(id);
+    if (it == flow_half.end()) {
+      flow_half[id] = {out, track};
+      return;
+    }
+    EXPECT_NE(it->second.first, out) << "flow " << id << " has two ends of one kind";
+    flows.push_back({id, out ? track : it->second.second, out ? it->second.second : track});
+    flow_half.erase(it);
+  }
   void Counter(std::string_view, int64_t, const Arg*, size_t) override {}
   void Instant(std::string_view, int64_t, const Arg*, size_t) override {}
   void End(const TraceTotals&) override { ended = true; }
@@ -79,6 +91,7 @@ class RecordingEncoder : public TraceEncoder {
   std::vector<TraceRank> ranks;
   std::map<int, std::string> track_name;
   std::map<int, int> track_pid;
+  std::map<uint64_t, std::pair<bool, int>> flow_half;  // flow id -> (out end?, track) of its first end
   std::vector<RecordedSlice> slices;
   struct FlowRec {
     uint64_t id;

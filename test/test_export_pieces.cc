@@ -275,7 +275,7 @@ std::string EncodeOneSlice(const SliceEvent& slice) {
     TraceProcess p;
     p.ranks.push_back(TraceRank{3, 3, 3, 0, "rank 3"});
     enc.Begin(p);
-    enc.Track(1, 3, "t", 0);
+    enc.Track(TrackInfo{1, 3, "t", "t", 0, 0});
     enc.Slice(slice);
     enc.End(TraceTotals());
   }

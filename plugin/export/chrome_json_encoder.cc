@@ -54,17 +54,18 @@ void ChromeJsonEncoder::Begin(const TraceProcess& process) {
   for (size_t i = 0; i < process_.ranks.size(); ++i) ProcessMetadata(process_.ranks[i]);
 }
 
-void ChromeJsonEncoder::Track(int track, int pid, std::string_view name, int sort_index) {
+void ChromeJsonEncoder::Track(const TrackInfo& t) {
+  const int track = t.track, pid = t.pid;
   if (track >= 0) {
     if (track_pid_.size() <= static_cast<size_t>(track)) track_pid_.resize(static_cast<size_t>(track) + 1, pid0_);
     track_pid_[static_cast<size_t>(track)] = pid;
   }
   BeginEvent();
   buf_->Raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").Int(pid);
-  buf_->Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(name).Raw("}}");
+  buf_->Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"name\":").String(t.name).Raw("}}");
   BeginEvent();
   buf_->Raw("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":").Int(pid);
-  buf_->Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"sort_index\":").Int(sort_index).Raw("}}");
+  buf_->Raw(",\"tid\":").Int(track).Raw(",\"args\":{\"sort_index\":").Int(t.sort_index).Raw("}}");
 }
 
 void ChromeJsonEncoder::Args(const Arg* args, size_t n) {
@@ -140,6 +141,8 @@ bool ChromeJsonEncoder::FastSlice(const SliceEvent& s) {
 
 void ChromeJsonEncoder::Slice(const SliceEvent& s) {
   if (FastSlice(s)) {
+    if (s.flow_out != 0) FlowEnd(s.flow_out, true, s.track, s.ts);
+    if (s.flow_in != 0) FlowEnd(s.flow_in, false, s.track, s.ts);
     MaybeFlush();
     return;
   }
@@ -149,10 +152,27 @@ void ChromeJsonEncoder::Slice(const SliceEvent& s) {
   buf_->Raw(",\"dur\":").Micros(s.dur < 0 ? 0 : s.dur);
   Args(s.args, s.nargs);
   buf_->Char('}');
+  if (s.flow_out != 0) FlowEnd(s.flow_out, true, s.track, s.ts);
+  if (s.flow_in != 0) FlowEnd(s.flow_in, false, s.track, s.ts);
   MaybeFlush();
 }
 
-void ChromeJsonEncoder::Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) {
+void ChromeJsonEncoder::FlowEnd(uint64_t id, bool out, int track, int64_t ts) {
+  auto it = flows_.find(id);
+  if (it == flows_.end() || it->second.out == out) {
+    flows_[id] = FlowHalf{out, track, ts};
+    return;
+  }
+  const FlowHalf other = it->second;
+  flows_.erase(it);
+  if (out) {
+    WriteFlow(id, track, ts, other.track, other.ts);
+  } else {
+    WriteFlow(id, other.track, other.ts, track, ts);
+  }
+}
+
+void ChromeJsonEncoder::WriteFlow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) {
   BeginEvent();
   buf_->Raw("{\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":").Uint(id);
   buf_->Raw(",\"pid\":").Int(PidOf(from_track)).Raw(",\"tid\":").Int(from_track);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "plugin/export/json_out.h"
@@ -21,9 +22,8 @@ class ChromeJsonEncoder : public TraceEncoder {
   ~ChromeJsonEncoder() override = default;
 
   void Begin(const TraceProcess& process) override;
-  void Track(int track, int pid, std::string_view name, int sort_index) override;
+  void Track(const TrackInfo& track) override;
   void Slice(const SliceEvent& slice) override;
-  void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) override;
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override;
   void Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override;
   void End(const TraceTotals& totals) override;
@@ -35,6 +35,9 @@ class ChromeJsonEncoder : public TraceEncoder {
   }
   void Args(const Arg* args, size_t n);
   bool FastSlice(const SliceEvent& slice);
+  // A slice's flow end: the arrow is written once both ends were (JSON binds it by timestamp).
+  void FlowEnd(uint64_t id, bool out, int track, int64_t ts);
+  void WriteFlow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts);
   void Identity(int rank);
   void ProcessMetadata(const TraceRank& r);
   int PidOf(int track) const {
@@ -51,6 +54,12 @@ class ChromeJsonEncoder : public TraceEncoder {
   TraceProcess process_;
   std::vector<int> track_pid_;  // per track: the pid it belongs to
   int pid0_ = 0;                // the first rank's: counters and the closing instant
+  struct FlowHalf {
+    bool out;
+    int track;
+    int64_t ts;
+  };
+  std::unordered_map<uint64_t, FlowHalf> flows_;  // flow ids whose first end was written
   bool first_event_ = true;
 };
 

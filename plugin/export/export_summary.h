@@ -20,15 +20,10 @@ class ExportSummary : public TraceEncoder {
   explicit ExportSummary(TraceEncoder* next) : next_(next) {}
 
   void Begin(const TraceProcess& process) override { next_->Begin(process); }
-  void Track(int track, int pid, std::string_view name, int sort_index) override {
-    next_->Track(track, pid, name, sort_index);
-  }
+  void Track(const TrackInfo& track) override { next_->Track(track); }
   void Slice(const SliceEvent& slice) override {
     Summarize(slice);
     next_->Slice(slice);
-  }
-  void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) override {
-    next_->Flow(id, from_track, from_ts, to_track, to_ts);
   }
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override {
     next_->Counter(name, ts, args, nargs);

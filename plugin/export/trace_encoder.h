@@ -1,8 +1,7 @@
 // The boundary between the format-neutral layout and a trace file format. The layout decides
-// everything a viewer shows (tracks and their names and order, slices with typed args, flows,
-// counters, the closing totals); an encoder only writes it down. Chrome JSON
-// (chrome_json_encoder.h) is the one encoder today; a Perfetto protobuf encoder implements the
-// same interface without touching the layout. Times are ns relative to the trace base
+// everything a viewer shows (tracks and their names, lanes and order, slices with typed args and
+// their flows, counters, the closing totals); an encoder only writes it down: Chrome JSON
+// (chrome_json_encoder.h), Perfetto protobuf (perfetto_encoder.h), NVTXT (nvtxt_encoder.h). Times are ns relative to the trace base
 // (base_monotonic_ns); a track is a small integer the layout hands out.
 #ifndef KATRACE_PLUGIN_EXPORT_TRACE_ENCODER_H_
 #define KATRACE_PLUGIN_EXPORT_TRACE_ENCODER_H_
@@ -52,6 +51,23 @@ struct SliceEvent {
   int64_t dur;
   const Arg* args;
   size_t nargs;
+  // A flow arrow (host launch -> GPU work) bound to this slice: it leaves from the slice that
+  // carries |flow_out| and ends at the one that carries the same id as |flow_in|. The layout
+  // decides both ends together, so an id given here always gets its other end (0: none).
+  uint64_t flow_out = 0;
+  uint64_t flow_in = 0;
+};
+
+// One track, announced before its first slice. Things that can overlap are spread over lanes:
+// the lanes of one family share |family| (the track's own name for lane 0, "<family> lane N"
+// after it); a track that never needs a second lane is lane 0 of its own family.
+struct TrackInfo {
+  int track;  // unique across the file
+  int pid;    // one of TraceProcess::ranks
+  std::string_view name;
+  std::string_view family;
+  int lane;
+  int sort_index;  // orders tracks within the process
 };
 
 // One rank of the process: its own Perfetto process (pid), named by |label| ("rank 3").
@@ -134,12 +150,8 @@ class TraceEncoder {
  public:
   virtual ~TraceEncoder() = default;
   virtual void Begin(const TraceProcess& process) = 0;
-  // A new track of process |pid| (one of TraceProcess::ranks), before its first slice; track
-  // numbers are unique across the file; |sort_index| orders tracks within the process.
-  virtual void Track(int track, int pid, std::string_view name, int sort_index) = 0;
+  virtual void Track(const TrackInfo& track) = 0;
   virtual void Slice(const SliceEvent& slice) = 0;
-  // An arrow from a point on one track to a point on another (host launch -> GPU work).
-  virtual void Flow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts) = 0;
   // A process-level counter sample (on the first rank's process).
   virtual void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) = 0;
   // A process-scoped instant (on the first rank's process): a capture switch or a dump.

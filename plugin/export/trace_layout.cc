@@ -92,8 +92,21 @@ void TraceLayout::Add(const AssembledEvent& e) {
       ++outside_run_;
       return;
     }
+    const uint32_t host_slot = slot;
     slot = TakeSlot();
-    PrepareGpuExtent(e, &SlotAt(slot));
+    Pending& extent = SlotAt(slot);
+    PrepareGpuExtent(e, &extent);
+    // The launch arrow, decided with both ends in hand so each end's slice carries it. An arrow
+    // into the past would claim the GPU ran the work before the host launched it: only a clock
+    // whose bounds contradict each other (the fit warns about it) places it so. It is counted in
+    // the footer instead of drawn.
+    Pending& host = SlotAt(host_slot);
+    if (extent.start < host.start) {
+      ++gpu_before_launch_;
+    } else {
+      host.flow_out = e.id;
+      extent.flow_in = e.id;
+    }
     Enqueue(slot);
   }
 }
@@ -304,7 +317,7 @@ int TraceLayout::LaneTid(Group* g, int lane) {
     int n = static_cast<int>(g->tids.size());
     int tid = next_tid_++;
     std::string name = n == 0 ? g->name : g->name + " lane " + std::to_string(n);
-    enc_->Track(tid, g->pid, name, g->sort_base + std::min(n, 999));
+    enc_->Track(TrackInfo{tid, g->pid, name, g->name, n, g->sort_base + std::min(n, 999)});
     g->tids.push_back(tid);
   }
   return g->tids[static_cast<size_t>(lane)];
@@ -363,13 +376,13 @@ void TraceLayout::Place(const Pending& p) {
 // ---- Writing ----
 
 void TraceLayout::Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
-                       size_t n) {
+                       size_t n, uint64_t flow_out, uint64_t flow_in) {
   int64_t ts = Rel(start), dur = Dur(start, stop);
   // Garbage ticks can put a host slice's end past 2^62 ns (146 years) from the base, where
   // ts + dur no longer fits a signed 64-bit ns count in readers; such an end is cut there.
   constexpr int64_t kMaxEnd = int64_t{1} << 62;
   if (dur > 0 && ts >= 0 && dur > kMaxEnd - ts) dur = ts >= kMaxEnd ? 0 : kMaxEnd - ts;
-  enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n});
+  enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n, flow_out, flow_in});
 }
 
 size_t TraceLayout::CommonArgs(const AssembledEvent& e, Arg* a) const {
@@ -389,30 +402,6 @@ size_t TraceLayout::GpuFacts(const Pending& p, Arg* a) const {
   if (p.stop_before_start) a[n++] = Arg::Bool("gpu_stop_before_start", true);
   if (p.host_timed) a[n++] = Arg::Bool("host_timed", true);
   return n;
-}
-
-void TraceLayout::FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts) {
-  auto it = flows_.find(id);
-  if (it == flows_.end() || it->second.host_side == host_side) {
-    flows_[id] = FlowHalf{host_side, tid, ts};
-    return;
-  }
-  const FlowHalf& other = it->second;
-  // An arrow into the past would claim the GPU ran the work before the host launched it: only a
-  // clock whose bounds contradict each other (the fit warns about it) places it so. It is counted
-  // in the footer instead of drawn.
-  const uint64_t host_ts = host_side ? ts : other.ts, gpu_ts = host_side ? other.ts : ts;
-  if (gpu_ts < host_ts) {
-    ++gpu_before_launch_;
-    flows_.erase(it);
-    return;
-  }
-  if (host_side) {
-    enc_->Flow(id, tid, Rel(ts), other.tid, Rel(other.ts));
-  } else {
-    enc_->Flow(id, other.tid, Rel(other.ts), tid, Rel(ts));
-  }
-  flows_.erase(it);
 }
 
 void TraceLayout::HostEvent(const Pending& p, int tid) {
@@ -473,10 +462,7 @@ void TraceLayout::HostEvent(const Pending& p, int tid) {
       a[n++] = Arg::Time(name, Rel(e.state_ns[i]));
     }
   }
-  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n);
-  if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent) && !ExtentOutsideRun(e)) {
-    FlowEnd(e.id, true, tid, p.start);
-  }
+  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n, p.flow_out);
 }
 
 // The Coll/P2p's GPU extent on its communicator's GPU track, with a flow arrow from the host slice.
@@ -485,8 +471,7 @@ void TraceLayout::GpuExtent(const Pending& p, int tid) {
   Arg a[8] = {Arg::Str("func", Text(e.func)), Arg::Uint("coll", e.id), Arg::Hex("comm", e.comm_hash),
               Arg::Int("rank", e.rank)};
   size_t n = 4 + GpuFacts(p, a + 4);
-  Emit(EventName(e), "CollGpu", tid, p.start, p.end, a, n);
-  FlowEnd(e.id, false, tid, p.start);
+  Emit(EventName(e), "CollGpu", tid, p.start, p.end, a, n, 0, p.flow_in);
 }
 
 void TraceLayout::ProxyOp(const Pending& p, int tid) {

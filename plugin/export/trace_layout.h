@@ -91,6 +91,7 @@ class TraceLayout {
     uint8_t nparts = 0;
     bool clamped = false, stop_before_start = false, host_timed = false;
     bool has_wait = false, has_transfer = false;  // KernelStep halves
+    uint64_t flow_out = 0, flow_in = 0;           // a Coll/P2p's launch arrow (SliceEvent)
   };
   // One lane group: its lanes' tracks and, for a host thread, the stack of open calls.
   struct Group {
@@ -127,10 +128,10 @@ class TraceLayout {
   std::string GroupName(const TrackKey& key, const AssembledEvent& e) const;
   int SortBase(const TrackKey& key);
 
-  void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n);
+  void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n,
+            uint64_t flow_out = 0, uint64_t flow_in = 0);
   size_t CommonArgs(const AssembledEvent& e, Arg* args) const;
   size_t GpuFacts(const Pending& p, Arg* args) const;
-  void FlowEnd(uint64_t id, bool host_side, int tid, uint64_t ts);
 
   void HostEvent(const Pending& p, int tid);
   void GpuExtent(const Pending& p, int tid);
@@ -165,13 +166,6 @@ class TraceLayout {
   std::unordered_map<uint64_t, int> host_ordinal_;  // os tid -> order of first appearance
   int ordinals_[16] = {};                           // per TrackType: groups so far
   int next_tid_ = 1;
-  // A Coll/P2p's flow arrow waits for whichever of its two ends is placed second.
-  struct FlowHalf {
-    bool host_side;
-    int tid;
-    uint64_t ts;
-  };
-  std::unordered_map<uint64_t, FlowHalf> flows_;
 
   uint64_t events_[kKindCount] = {};
   uint64_t incomplete_ = 0;
