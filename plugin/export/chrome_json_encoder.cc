@@ -1,26 +1,11 @@
 #include "plugin/export/chrome_json_encoder.h"
 
-#include <stdio.h>
+#include "plugin/export/trace_meta_json.h"
 
 namespace katrace {
 namespace exporting {
 
 void ChromeJsonEncoder::Flush() { writer_->Hand(&buf_); }
-
-void ChromeJsonEncoder::Identity(int rank) {
-  buf_->Raw("\"format\":\"katrace-trace\",\"version\":1,\"rank\":").Int(rank);
-  buf_->Raw(",\"host\":").String(process_.host).Raw(",\"os_pid\":").Int(process_.os_pid);
-  buf_->Raw(",\"base_realtime_ns\":").Uint(process_.base_realtime_ns);
-  buf_->Raw(",\"base_monotonic_ns\":").Uint(process_.base_monotonic_ns);
-  // Which Perfetto process (pid) is which rank, for tools that map pids back to ranks.
-  buf_->Raw(",\"ranks\":[");
-  for (size_t i = 0; i < process_.ranks.size(); ++i) {
-    const TraceRank& r = process_.ranks[i];
-    buf_->Raw(i ? ",{\"pid\":" : "{\"pid\":").Int(r.pid).Raw(",\"world_rank\":").Int(r.world_rank);
-    buf_->Raw(",\"launcher_rank\":").Int(r.launcher_rank).Raw(",\"cuda_device\":").Int(r.cuda_device).Raw("}");
-  }
-  buf_->Raw("]");
-}
 
 // One rank's process: its name ("rank 3"), where it ran (args and a label Perfetto shows), and
 // its order. Every rank's process_name carries the header (its clock base, for tools that take
@@ -31,9 +16,9 @@ void ChromeJsonEncoder::ProcessMetadata(const TraceRank& r) {
   buf_->Raw("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":").Int(r.pid);
   buf_->Raw(",\"tid\":0,\"args\":{\"name\":").String(r.label.empty() ? "rank " + std::to_string(r.pid) : r.label);
   buf_->Raw(",\"host\":").String(process_.host).Raw(",\"os_pid\":").Int(process_.os_pid);
-  buf_->Raw(",\"katrace\":{");
-  Identity(r.pid);
-  buf_->Raw("}}}");
+  buf_->Raw(",\"katrace\":");
+  PutIdentityJson(buf_.get(), process_, r.pid);
+  buf_->Raw("}}");
   BeginEvent();
   buf_->Raw("{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":").Int(r.pid);
   buf_->Raw(",\"tid\":0,\"args\":{\"labels\":").String(where).Raw("}}");
@@ -207,68 +192,9 @@ void ChromeJsonEncoder::End(const TraceTotals& t) {
   buf_->Raw("{\"name\":\"katrace trace end\",\"ph\":\"i\",\"s\":\"g\",\"pid\":").Int(pid0_);
   buf_->Raw(",\"tid\":0,\"ts\":").Micros(t.end_ts);
   buf_->Raw(",\"args\":{\"drops\":").Uint(total_drops).Raw(",\"incomplete\":").Uint(t.incomplete).Raw("}}");
-  buf_->Raw("\n],\n\"otherData\":{\"katrace\":{");
-  Identity(process_.rank);
-  buf_->Raw(",\"mask\":").Int(t.mask);
-  buf_->Raw(",\n\"events\":{");
-  for (int k = 0; k < kKindCount; ++k) buf_->Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.events[k]);
-  buf_->Raw("},\n\"drops\":{");
-  for (int k = 0; k < kKindCount; ++k) buf_->Raw(k ? "," : "").Key(kKindInfo[k].name).Uint(t.drops[k]);
-  buf_->Raw("},\n\"incomplete\":").Uint(t.incomplete).Raw(",\"late_children\":").Uint(t.late_children);
-  buf_->Raw(",\"gpu_before_launch\":").Uint(t.gpu_before_launch);
-  buf_->Raw(",\"waits\":").Uint(t.waits);
-  buf_->Raw(",\"io_errors\":").Uint(t.io_errors);
-  buf_->Raw(",\"strings_unnamed\":").Uint(t.strings_unnamed);
-  buf_->Raw(",\"gpu_offset_ns\":").Int(t.gpu_offset_ns).Raw(",\"gpu_offset_error_ns\":").Int(t.gpu_offset_error_ns);
-  buf_->Raw(",\"gpu_offset_samples\":").Uint(t.gpu_offset_samples);
-  // Drift in ppm to the ppb, as text (a fit's drift is always finite).
-  auto ppm = [](double v) {
-    char b[32];
-    snprintf(b, sizeof(b), "%.3f", v == v && v > -1e9 && v < 1e9 ? v : 0.0);
-    return std::string(b);
-  };
-  buf_->Raw(",\n\"gpu_clocks\":[");
-  for (size_t i = 0; i < t.gpu_clocks.size(); ++i) {
-    const FooterGpuClock& g = t.gpu_clocks[i];
-    buf_->Raw(i ? ",\n{\"cuda_device\":" : "\n{\"cuda_device\":").Int(g.cuda_device).Raw(",\"pid\":").Int(g.pid);
-    buf_->Raw(",\"comms\":[");
-    for (size_t k = 0; k < g.comms.size(); ++k) buf_->Raw(k ? ",\"" : "\"").Hex64(g.comms[k]).Raw("\"");
-    buf_->Raw("],\"offset_ns\":").Int(g.offset_ns).Raw(",\"drift_ppm\":").Raw(ppm(g.drift_ppm));
-    buf_->Raw(",\"error_ns\":").Int(g.error_ns).Raw(",\"band_empty\":").Raw(g.band_empty ? "true" : "false");
-    buf_->Raw(",\"realtime_prior\":").Raw(g.prior ? "true" : "false");
-    buf_->Raw(",\"upper_bounds\":").Uint(g.upper_bounds).Raw(",\"lower_bounds\":").Uint(g.lower_bounds);
-    buf_->Raw(",\"unlaunched\":").Uint(g.unlaunched).Raw(",\"outliers\":").Uint(g.outliers);
-    buf_->Raw(",\"quantum_ns\":").Uint(g.quantum_ns).Raw(",\"segments\":[");
-    for (size_t k = 0; k < g.segments.size(); ++k) {
-      const FooterGpuSegment& sg = g.segments[k];
-      buf_->Raw(k ? ",{\"from_ns\":" : "{\"from_ns\":").Int(sg.from_ns).Raw(",\"offset_ns\":").Int(sg.offset_ns);
-      buf_->Raw(",\"drift_ppm\":").Raw(ppm(sg.drift_ppm)).Raw(",\"error_ns\":").Int(sg.error_ns).Raw("}");
-    }
-    buf_->Raw("]}");
-  }
-  buf_->Raw("]");
-  buf_->Raw(",\n\"drain\":{");
-  for (int i = 0; i < kDrainCounterCount; ++i) {
-    buf_->Raw(i ? "," : "").Key(kDrainCounterFields[i].name).Uint(t.drain.*kDrainCounterFields[i].member);
-  }
-  buf_->Raw("},\n\"spool\":{\"blocks\":").Uint(t.spool_blocks).Raw(",\"bytes\":").Uint(t.spool_bytes);
-  buf_->Raw(",\"clean_end\":").Raw(t.clean_end ? "true" : "false").Raw(",\"cut_offset\":").Uint(t.cut_offset);
-  if (t.flight) {
-    buf_->Raw(",\"flight\":{\"reason\":").String(t.flight_reason).Raw(",\"signal\":").Int(t.flight_signal);
-    buf_->Raw(",\"evicted_blocks\":").Uint(t.flight_evicted_blocks).Raw(",\"evicted_bytes\":").Uint(t.flight_evicted_bytes);
-    buf_->Raw(",\"refused_blocks\":").Uint(t.flight_refused_blocks).Raw(",\"sticky_dropped\":").Uint(t.flight_sticky_dropped);
-    buf_->Raw(",\"cut_records\":").Uint(t.flight_cut_records).Raw("}");
-  }
-  buf_->Raw("},\n\"communicators\":[");
-  for (size_t i = 0; i < t.comms.size(); ++i) {
-    const FooterComm& c = t.comms[i];
-    buf_->Raw(i ? ",\n" : "\n").Raw("{\"comm\":\"").Hex64(c.comm_hash).Raw("\",\"name\":").String(c.name);
-    buf_->Raw(",\"rank\":").Int(c.rank).Raw(",\"nranks\":").Int(c.nranks).Raw(",\"abi\":").Int(c.abi_version);
-    buf_->Raw(",\"pid\":").Int(c.pid);
-    buf_->Raw(",\"gpu_offset_ns\":").Int(c.gpu_offset_ns).Raw(",\"gpu_clock\":").Int(c.gpu_clock);
-    buf_->Raw("}");
-  }
-  buf_->Raw("]}}}\n");
+  buf_->Raw("\n],\n\"otherData\":{\"katrace\":");
+  PutFooterJson(buf_.get(), process_, t);
+  buf_->Raw("}}\n");
   Flush();
 }
 

@@ -38,7 +38,6 @@ class ChromeJsonEncoder : public TraceEncoder {
   // A slice's flow end: the arrow is written once both ends were (JSON binds it by timestamp).
   void FlowEnd(uint64_t id, bool out, int track, int64_t ts);
   void WriteFlow(uint64_t id, int from_track, int64_t from_ts, int to_track, int64_t to_ts);
-  void Identity(int rank);
   void ProcessMetadata(const TraceRank& r);
   int PidOf(int track) const {
     return track >= 0 && static_cast<size_t>(track) < track_pid_.size() ? track_pid_[static_cast<size_t>(track)] : pid0_;

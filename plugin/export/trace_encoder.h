@@ -68,6 +68,7 @@ struct TrackInfo {
   std::string_view family;
   int lane;
   int sort_index;  // orders tracks within the process
+  int family_track = 0;  // the track of the family's lane 0 (itself for lane 0): its identity
 };
 
 // One rank of the process: its own Perfetto process (pid), named by |label| ("rank 3").

@@ -317,7 +317,8 @@ int TraceLayout::LaneTid(Group* g, int lane) {
     int n = static_cast<int>(g->tids.size());
     int tid = next_tid_++;
     std::string name = n == 0 ? g->name : g->name + " lane " + std::to_string(n);
-    enc_->Track(TrackInfo{tid, g->pid, name, g->name, n, g->sort_base + std::min(n, 999)});
+    const int family_track = n == 0 ? tid : g->tids[0];
+    enc_->Track(TrackInfo{tid, g->pid, name, g->name, n, g->sort_base + std::min(n, 999), family_track});
     g->tids.push_back(tid);
   }
   return g->tids[static_cast<size_t>(lane)];

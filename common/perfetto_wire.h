@@ -1,0 +1,177 @@
+// The subset of Perfetto's trace format (protos/perfetto/trace/, proto2) that katrace writes and
+// reads: field numbers and enum values as Perfetto publishes them, and the protobuf wire format's
+// tags and varints. Written here from those facts; nothing else of Perfetto's is used. Shared by
+// the export's encoder (plugin/export/perfetto_encoder.h) and the tools' reader.
+//
+// How katrace lays its traces out in this format is in docs/trace-format.md ("Perfetto
+// protobuf"); the clock ids and uuid ranges below are part of that layout.
+#ifndef KATRACE_COMMON_PERFETTO_WIRE_H_
+#define KATRACE_COMMON_PERFETTO_WIRE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace katrace {
+namespace pftrace {
+
+// Wire types.
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+constexpr uint32_t Tag(uint32_t field, WireType type) { return (field << 3) | type; }
+
+// Trace
+constexpr uint32_t kTracePacket = 1;  // repeated TracePacket
+
+// TracePacket
+namespace packet {
+constexpr uint32_t kClockSnapshot = 6;
+constexpr uint32_t kTimestamp = 8;                 // uint64
+constexpr uint32_t kTrustedPacketSequenceId = 10;  // uint32
+constexpr uint32_t kTrackEvent = 11;
+constexpr uint32_t kInternedData = 12;
+constexpr uint32_t kSequenceFlags = 13;  // uint32
+constexpr uint32_t kTimestampClockId = 58;
+constexpr uint32_t kTracePacketDefaults = 59;
+constexpr uint32_t kTrackDescriptor = 60;
+constexpr uint32_t kFirstPacketOnSequence = 87;  // bool
+}  // namespace packet
+constexpr uint32_t kSeqIncrementalStateCleared = 1;
+constexpr uint32_t kSeqNeedsIncrementalState = 2;
+
+// ClockSnapshot { repeated Clock clocks = 1; BuiltinClock primary_trace_clock = 2; }
+namespace clock_snapshot {
+constexpr uint32_t kClocks = 1;
+constexpr uint32_t kPrimaryTraceClock = 2;
+// Clock
+constexpr uint32_t kClockId = 1;
+constexpr uint32_t kTimestamp = 2;
+constexpr uint32_t kIsIncremental = 3;
+}  // namespace clock_snapshot
+// BuiltinClock
+constexpr uint32_t kClockRealtime = 1;
+constexpr uint32_t kClockMonotonic = 3;
+constexpr uint32_t kClockBoottime = 6;
+// Sequence-scoped clocks (ids 64..127 are the sequence's own): katrace's timestamps are ns from
+// the trace's base (header base_monotonic_ns), as deltas from the previous packet on kClockTrace,
+// or absolute on kClockTraceAbsolute for the rare packet that goes back in time.
+constexpr uint32_t kClockTrace = 64;
+constexpr uint32_t kClockTraceAbsolute = 65;
+
+// TracePacketDefaults { uint32 timestamp_clock_id = 58; }
+namespace defaults {
+constexpr uint32_t kTimestampClockId = 58;
+}
+
+// TrackDescriptor
+namespace track {
+constexpr uint32_t kUuid = 1;
+constexpr uint32_t kName = 2;
+constexpr uint32_t kProcess = 3;
+constexpr uint32_t kParentUuid = 5;
+constexpr uint32_t kCounter = 8;
+constexpr uint32_t kChildOrdering = 11;
+constexpr uint32_t kSiblingOrderRank = 12;  // int32
+constexpr uint32_t kDescription = 14;
+constexpr uint32_t kSiblingMergeBehavior = 15;
+constexpr uint32_t kSiblingMergeKey = 16;
+}  // namespace track
+constexpr uint32_t kChildOrderingExplicit = 3;
+constexpr uint32_t kSiblingMergeByKey = 3;
+
+// ProcessDescriptor
+namespace process {
+constexpr uint32_t kPid = 1;
+constexpr uint32_t kProcessName = 6;
+constexpr uint32_t kProcessLabels = 8;
+}  // namespace process
+
+// CounterDescriptor
+namespace counter {
+constexpr uint32_t kYAxisShareKey = 7;
+}
+
+// TrackEvent
+namespace event {
+constexpr uint32_t kCategoryIids = 3;      // repeated uint64
+constexpr uint32_t kDebugAnnotations = 4;  // repeated DebugAnnotation
+constexpr uint32_t kType = 9;
+constexpr uint32_t kNameIid = 10;
+constexpr uint32_t kTrackUuid = 11;
+constexpr uint32_t kCounterValue = 30;       // int64
+constexpr uint32_t kFlowIds = 47;            // repeated fixed64
+constexpr uint32_t kTerminatingFlowIds = 48;  // repeated fixed64
+}  // namespace event
+constexpr uint32_t kTypeSliceBegin = 1;
+constexpr uint32_t kTypeSliceEnd = 2;
+constexpr uint32_t kTypeInstant = 3;
+constexpr uint32_t kTypeCounter = 4;
+
+// DebugAnnotation
+namespace annotation {
+constexpr uint32_t kNameIid = 1;
+constexpr uint32_t kBoolValue = 2;
+constexpr uint32_t kUintValue = 3;
+constexpr uint32_t kIntValue = 4;
+constexpr uint32_t kDoubleValue = 5;
+constexpr uint32_t kStringValueIid = 17;
+}  // namespace annotation
+
+// InternedData: each entry { uint64 iid = 1; string name = 2; } (InternedString: bytes str = 2)
+namespace interned {
+constexpr uint32_t kEventCategories = 1;
+constexpr uint32_t kEventNames = 2;
+constexpr uint32_t kDebugAnnotationNames = 3;
+constexpr uint32_t kDebugAnnotationStringValues = 29;
+constexpr uint32_t kIid = 1;
+constexpr uint32_t kName = 2;
+}  // namespace interned
+
+// katrace's track uuids: a layout track is its own number (1, 2, ...: small varints in every
+// event); the others sit in ranges of their own.
+constexpr uint64_t kProcessUuidBase = uint64_t{1} << 32;  // + the rank's pid
+constexpr uint64_t kCounterUuidBase = uint64_t{2} << 32;  // + the series' index
+constexpr uint64_t kFooterUuid = uint64_t{3} << 32;
+constexpr uint32_t kSequenceId = 1;  // the one sequence a katrace file has
+
+constexpr size_t kMaxVarintBytes = 10;
+
+// Writes |v| as a varint at |p|; returns the end.
+inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Reads a varint from [*p, end): false (and *p unchanged) when it is cut or longer than ten bytes.
+inline bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
+  uint64_t out = 0;
+  const uint8_t* q = *p;
+  for (int shift = 0; shift < 70 && q < end; shift += 7) {
+    const uint8_t b = *q++;
+    out |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      if (shift == 63 && b > 1) return false;  // past 64 bits
+      *p = q;
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace pftrace
+}  // namespace katrace
+
+#endif  // KATRACE_COMMON_PERFETTO_WIRE_H_
