@@ -1,9 +1,11 @@
 // Export throughput and memory: generates a realistic spool (Coll + one KernelCh per channel +
 // a send and a recv ProxyOp per channel, over 4 streams, LZ4 blocks) with the test suite's spool
 // builder, then times ExportSpool to a JSON file on disk. Reports events/s, the trace size and
-// the process's peak RSS (which must not grow with the number of events).
+// the process's peak RSS (which must not grow with the number of events). FORMAT (json,
+// perfetto or nvtxt; default json) chooses the trace's format; run once per format to compare
+// their time, size and memory on the same spool.
 //
-//   export_bench EVENTS DIR [threads] [plain]
+//   export_bench EVENTS DIR [threads] [lz4|plain] [FORMAT]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +26,17 @@ static double Seconds() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s EVENTS DIR [threads] [plain]\n", argv[0]);
+    fprintf(stderr, "usage: %s EVENTS DIR [threads] [lz4|plain] [json|perfetto|nvtxt]\n", argv[0]);
     return 2;
   }
   const long long events = atoll(argv[1]);
   const std::string dir = argv[2];
   const int threads = argc > 3 ? atoi(argv[3]) : 0;
   const bool lz4 = !(argc > 4 && strcmp(argv[4], "plain") == 0);
-  if (events <= 0) return 2;
-  std::string spool = dir + "/export-bench.kspool", trace = dir + "/export-bench.json";
+  katrace::TraceFormat format = katrace::TraceFormat::kJson;
+  if (events <= 0 || (argc > 5 && !katrace::ParseTraceFormat(argv[5], &format))) return 2;
+  std::string spool = dir + "/export-bench.kspool",
+              trace = dir + "/export-bench" + katrace::TraceFormatExtension(format);
   double t0 = Seconds();
   uint64_t n = katrace_test::GenerateRealisticSpool(spool, static_cast<uint64_t>(events), 4, 8, lz4, trace);
   double t1 = Seconds();
@@ -63,8 +67,8 @@ int main(int argc, char** argv) {
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
   };
   double cpu_s = cpu(ru) - cpu(before);
-  printf("export: %llu events in %.2f s = %.2f M events/s (CPU %.2f s = %.2f M events/s), trace %.1f MB, peak RSS %ld MB\n",
-         static_cast<unsigned long long>(r.events), t3 - t2, static_cast<double>(r.events) / (t3 - t2) / 1e6, cpu_s,
+  printf("export (%s): %llu events in %.2f s = %.2f M events/s (CPU %.2f s = %.2f M events/s), trace %.1f MB, peak RSS %ld MB\n",
+         katrace::TraceFormatName(format), static_cast<unsigned long long>(r.events), t3 - t2, static_cast<double>(r.events) / (t3 - t2) / 1e6, cpu_s,
          static_cast<double>(r.events) / cpu_s / 1e6, static_cast<double>(st.st_size) / 1e6, ru.ru_maxrss / 1024);
   remove(spool.c_str());
   remove(trace.c_str());

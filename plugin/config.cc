@@ -140,6 +140,19 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   } else if (const char* prefix = env("NCCL_PROFILE_DUMP_FILE")) {
     if (*prefix != '\0') c.output = std::string(prefix) + "_{rank}.json";
   }
+  if (const char* v = env("KATRACE_FORMAT")) {
+    TraceFormat f;
+    if (ParseTraceFormat(v, &f)) {
+      c.format = f;
+      // The name follows the format (the spool, the temporary file and the summary follow the
+      // name): "trace.json" becomes "trace.pftrace"; a name without a trace extension of ours
+      // (a device, a pipe) is kept as it is.
+      if (TraceExtensionLength(c.output) != 0) c.output = WithTraceFormat(c.output, f);
+    } else {
+      warn(std::string("KATRACE_FORMAT='") + v + "' is not json, perfetto or nvtxt; using " +
+           TraceFormatName(TraceFormatOfPath(c.output)));
+    }
+  }
   c.gzip = c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0;
   ReadBool(env, warn, "KATRACE_GZIP", &c.gzip);
   if (c.gzip && !(c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0)) {

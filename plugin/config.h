@@ -6,10 +6,12 @@
 #include <stdint.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/event_mask.h"  // kDefaultMask; the mask grammar, shared with katrace-sim
+#include "common/trace_format.h"
 #include "katrace/event_kinds.h"
 
 namespace katrace {
@@ -33,6 +35,9 @@ struct Config {
   // writes gzip.
   std::string output = "katrace-{host}-{pid}.json";
   bool gzip = false;
+  // KATRACE_FORMAT=json|perfetto|nvtxt; unset: the output name's extension says (JSON when it
+  // has none of ours). Set, it also makes the name's trace extension its own.
+  std::optional<TraceFormat> format;
   bool summary = true;
   std::string summary_path;  // empty: next to the trace, "<trace>.summary.txt"
   bool nvtx = true;

@@ -11,6 +11,8 @@
 
 namespace katrace {
 
+inline void AppendWellFormedUtf8(std::string* out, const char* s, size_t n, bool json_escape);
+
 class JsonBuffer {
  public:
   const std::string& str() const { return out_; }
@@ -96,60 +98,64 @@ class JsonBuffer {
   }
 
  private:
-  // Control characters, quotes and backslashes are escaped; bytes that do not form well-formed
-  // UTF-8 (Unicode 3.9, table 3-7) become U+FFFD, one per maximal ill-formed subpart, so a
-  // communicator or host name with stray bytes still yields a file strict JSON parsers accept.
-  void Escaped(const char* s, size_t n) {
-    static const char kHex[] = "0123456789abcdef";
-    size_t i = 0;
-    while (i < n) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      if (c < 0x80) {
-        if (c == '"' || c == '\\') {
-          out_.push_back('\\');
-          out_.push_back(static_cast<char>(c));
-        } else if (c < 0x20) {
-          char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-          out_.append(esc, 6);
-        } else {
-          out_.push_back(static_cast<char>(c));
-        }
-        ++i;
-        continue;
-      }
-      // Length of the sequence the lead byte announces and the range its second byte must
-      // fall in; the later continuation bytes are always 0x80..0xbf.
-      size_t len = 0;
-      unsigned char lo = 0x80, hi = 0xbf;
-      if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-      } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f;
-      } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-      }
-      size_t good = len == 0 ? 0 : 1;
-      while (good > 0 && good < len && i + good < n) {
-        unsigned char b = static_cast<unsigned char>(s[i + good]);
-        if (good == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) break;
-        ++good;
-      }
-      if (len != 0 && good == len) {
-        out_.append(s + i, len);
-        i += len;
-      } else {
-        out_.append("\xef\xbf\xbd", 3);
-        i += good == 0 ? 1 : good;
-      }
-    }
-  }
+  void Escaped(const char* s, size_t n) { AppendWellFormedUtf8(&out_, s, n, true); }
 
   std::string out_;
 };
+
+// Appends |s| to |out| with every byte sequence that is not well-formed UTF-8 (Unicode 3.9,
+// table 3-7) replaced by U+FFFD, one per maximal ill-formed subpart, so a communicator or host
+// name with stray bytes still yields a file strict parsers accept; with |json_escape|, control
+// characters, quotes and backslashes are escaped as a JSON string needs.
+inline void AppendWellFormedUtf8(std::string* out, const char* s, size_t n, bool json_escape) {
+  static const char kHex[] = "0123456789abcdef";
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (json_escape && (c == '"' || c == '\\')) {
+        out->push_back('\\');
+        out->push_back(static_cast<char>(c));
+      } else if (json_escape && c < 0x20) {
+        char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+        out->append(esc, 6);
+      } else {
+        out->push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    // Length of the sequence the lead byte announces and the range its second byte must fall
+    // in; the later continuation bytes are always 0x80..0xbf.
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    }
+    size_t good = len == 0 ? 0 : 1;
+    while (good > 0 && good < len && i + good < n) {
+      unsigned char b = static_cast<unsigned char>(s[i + good]);
+      if (good == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) break;
+      ++good;
+    }
+    if (len != 0 && good == len) {
+      out->append(s + i, len);
+      i += len;
+    } else {
+      out->append("\xef\xbf\xbd", 3);
+      i += good == 0 ? 1 : good;
+    }
+  }
+}
+
 
 }  // namespace katrace
 

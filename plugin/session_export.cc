@@ -10,6 +10,7 @@ bool ExportSessionSpool(const SessionExport& job, const Config& config) {
   ExportOptions options;
   options.output = job.trace;
   options.gzip = config.gzip;
+  options.format = config.format;
   options.summary = job.summary && config.summary;
   if (options.summary) options.summary_path = config.summary_path;
   options.progress = job.progress;

@@ -16,6 +16,7 @@ need nlohmann-json3-dev test -f /usr/include/nlohmann/json.hpp
 need libgtest-dev test -f /usr/include/gtest/gtest.h
 need libbenchmark-dev test -f /usr/include/benchmark/benchmark.h
 need liblz4-dev test -f /usr/include/lz4.h
+need python3-venv python3 -c 'import ensurepip, venv'  # the Perfetto schema test's environment
 need time test -x /usr/bin/time  # benchmarks only
 need bc command -v bc            # benchmarks only
 [ ${#missing[@]} -eq 0 ] && exit 0

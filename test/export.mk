@@ -11,3 +11,10 @@ $(EXPORT_TEST): $(EXPORT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(BUILD)/bin/katrace-ex
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) $(EXPORT_LIB_LIBS) -ldl
 
 TEST_BINS += $(EXPORT_TEST)
+
+# The Perfetto schema test decodes .pftrace files with PyPI's perfetto package in a virtual
+# environment made once for all trees (it skips, saying why, where that cannot be made).
+PERFETTO_VENV := build/perfetto-venv
+$(PERFETTO_VENV)/STATUS: scripts/perfetto_venv.sh
+	@scripts/perfetto_venv.sh $(PERFETTO_VENV)
+$(EXPORT_TEST): | $(PERFETTO_VENV)/STATUS

@@ -16,6 +16,8 @@
 #include "plugin/export/event_pipe.h"
 #include "plugin/export/export_summary.h"
 #include "plugin/export/gpu_placement.h"
+#include "plugin/export/nvtxt_encoder.h"
+#include "plugin/export/perfetto_encoder.h"
 #include "plugin/export/rank_identity.h"
 #include "plugin/export/progress.h"
 #include "plugin/export/spool_index.h"
@@ -202,9 +204,19 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   const bool pipelined = threads >= 2;
   // With threads to spare the file writes run behind the encoder (write_behind.h).
   WriteBehind writer(&sink, pipelined);
-  ChromeJsonEncoder encoder(&writer);
+  std::unique_ptr<TraceEncoder> encoder;
+  switch (options.format ? *options.format : TraceFormatOfPath(output)) {
+    case TraceFormat::kPerfetto: {
+      auto perfetto = std::make_unique<PerfettoEncoder>(&writer);
+      if (options.perfetto_reset_bytes != 0) perfetto->set_reset_bytes(options.perfetto_reset_bytes);
+      encoder = std::move(perfetto);
+      break;
+    }
+    case TraceFormat::kNvtxt: encoder = std::make_unique<NvtxtEncoder>(&writer); break;
+    case TraceFormat::kJson: encoder = std::make_unique<ChromeJsonEncoder>(&writer); break;
+  }
   // The summary sees every slice on its way to the encoder, exactly as the trace gets it.
-  ExportSummary summary(&encoder);
+  ExportSummary summary(encoder.get());
   TraceLayout layout(process, &summary);
   // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
   // second thread fed in batches (inline when only one thread is allowed), so both cores work.

@@ -4,20 +4,29 @@
 // behind (a killed job). The stages, one per file: spool_reader (blocks, CRC, LZ4, cut),
 // spool_index (first pass), gpu_placement, stream_merge (k-way by ticks, blocks decoded ahead in
 // block_pipeline), event_assembler (join and completion), trace_layout (format-neutral tracks
-// and slices), chrome_json_encoder (the one TraceEncoder today), export_summary.
+// and slices), export_summary, and one TraceEncoder: chrome_json_encoder, perfetto_encoder or
+// nvtxt_encoder.
 #ifndef KATRACE_PLUGIN_EXPORT_EXPORTER_H_
 #define KATRACE_PLUGIN_EXPORT_EXPORTER_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <optional>
 #include <string>
+
+#include "common/trace_format.h"
 
 namespace katrace {
 
 struct ExportOptions {
   std::string output;           // trace path; "" = the trace path recorded in the spool's Process record
   bool gzip = false;            // also when output ends in ".gz"
+  // The trace's format; unset: the output name's extension says (common/trace_format.h).
+  std::optional<TraceFormat> format;
+  // Perfetto: bytes between two clears of the sequence's incremental state (0: the encoder's
+  // default; tests make it small to have many).
+  uint64_t perfetto_reset_bytes = 0;
   bool summary = true;          // print the summary tables on stderr
   std::string summary_path;     // "" = "<trace>.summary.txt" when the trace is a regular file
   bool progress = true;         // progress lines on stderr, only once the export has run > 1 s

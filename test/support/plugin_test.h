@@ -43,7 +43,7 @@ class PluginTest : public ::testing::Test {
                                         "KATRACE_POOL_KERNEL_CH", "KATRACE_QUEUE_RECORDS",
                                         "KATRACE_EXPORT", "KATRACE_KEEP_SPOOL", "KATRACE_ON_FULL",
                                         "KATRACE_BUFFER_MB", "KATRACE_THREAD_BUFFER_KB",
-                                        "KATRACE_SPOOL_COMPRESS", "KATRACE_CLOCK"};
+                                        "KATRACE_SPOOL_COMPRESS", "KATRACE_CLOCK", "KATRACE_FORMAT"};
     for (const char* v : kVars) unsetenv(v);
     dir_ = MakeTempDir();
     trace_path_ = dir_ + "/trace.json";

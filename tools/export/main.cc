@@ -8,16 +8,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/trace_format.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/spool_index.h"
 
 namespace {
 
 const char kUsage[] =
-    "usage: katrace-export SPOOL... [-o OUT[.json|.json.gz]] [--keep-spool] [--quiet] [--threads N]\n"
+    "usage: katrace-export SPOOL... [-o OUT] [--format json|perfetto|nvtxt] [--keep-spool] [--quiet]\n"
+    "                      [--threads N]\n"
     "\n"
     "Exports katrace spools (<trace>.kspool, what the plugin captures while a job runs) to traces.\n"
     "Each spool becomes its own trace; by default the trace path recorded in the spool.\n"
@@ -25,6 +28,10 @@ const char kUsage[] =
     "  -o OUT        with one spool: the trace file (or an existing directory to put it in);\n"
     "                with several: an existing directory, or a name containing {pid} or {rank}\n"
     "                (a .gz name writes gzip)\n"
+    "  --format F    json (Chrome JSON), perfetto (Perfetto protobuf) or nvtxt (Nsight Systems'\n"
+    "                NVTXT); default: what OUT's extension says (.json, .pftrace, .nvtxt, each\n"
+    "                optionally .gz), else JSON. Without -o, the recorded trace name takes the\n"
+    "                format's extension\n"
     "  --keep-spool  keep each spool after its trace was written (default: remove it)\n"
     "  --quiet       no summary tables or progress lines; only failures are printed\n"
     "  --threads N   decode threads (default: up to 4)\n"
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
   std::string out;
   bool keep = false, quiet = false;
   int threads = 0;
+  std::optional<katrace::TraceFormat> format;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -75,6 +83,15 @@ int main(int argc, char** argv) {
         return 2;
       }
       out = argv[++i];
+    } else if (a == "--format") {
+      katrace::TraceFormat f;
+      if (i + 1 >= argc || !katrace::ParseTraceFormat(argv[i + 1], &f)) {
+        fprintf(stderr, "katrace-export: --format needs json, perfetto or nvtxt%s%s%s\n", i + 1 < argc ? " (got '" : "",
+                i + 1 < argc ? argv[i + 1] : "", i + 1 < argc ? "')" : "");
+        return 2;
+      }
+      format = f;
+      ++i;
     } else if (a == "--keep-spool") {
       keep = true;
     } else if (a == "--quiet" || a == "-q") {
@@ -117,11 +134,14 @@ int main(int argc, char** argv) {
     o.summary = !quiet;
     o.progress = !quiet;
     o.threads = threads;
+    o.format = format;
+    // A name of ours (recorded or beside the spool) takes the chosen format's extension.
+    auto named = [&](const std::string& name) { return format ? katrace::WithTraceFormat(name, *format) : name; };
     if (out.empty()) {
-      o.output = peeked && !recorded.empty() ? "" : BesideSpool(spool);
+      o.output = peeked && !recorded.empty() ? (format ? named(recorded) : "") : named(BesideSpool(spool));
     } else if (out_is_dir) {
       std::string name = peeked && !recorded.empty() ? Basename(recorded) : Basename(BesideSpool(spool));
-      o.output = out + (EndsWith(out, "/") ? "" : "/") + name;
+      o.output = out + (EndsWith(out, "/") ? "" : "/") + named(name);
     } else {
       o.output = out;
       ReplaceAll(&o.output, "{pid}", std::to_string(peeked ? process.os_pid : 0));

@@ -18,8 +18,11 @@ ALL_TARGETS += $(SIM_BIN)
 
 # End to end: our plugin under the sim, KernelSteps included (CPU writers, drained by the proxy
 # threads). The plugin prints its own summary at finalize.
-demo: $(PLUGIN_SO) $(SIM_BIN)
+demo: $(PLUGIN_SO) $(SIM_BIN) $(KATRACE_EXPORT_BIN)
 	@mkdir -p $(BUILD)/demo
-	KATRACE_OUTPUT=$(BUILD)/demo/katrace-demo.json $(SIM_BIN) --plugin $(PLUGIN_SO) \
+	KATRACE_OUTPUT=$(BUILD)/demo/katrace-demo.json KATRACE_KEEP_SPOOL=1 $(SIM_BIN) --plugin $(PLUGIN_SO) \
 	  --ranks 4 --channels 4 --iters 20
-	@echo "demo: trace in $(BUILD)/demo/ (KATRACE_OUTPUT=$(BUILD)/demo/katrace-demo.json)"
+	@# The same capture in the other two formats, from the spool the run kept.
+	$(KATRACE_EXPORT_BIN) --quiet --keep-spool --format perfetto $(BUILD)/demo/katrace-demo.json.kspool
+	$(KATRACE_EXPORT_BIN) --quiet --format nvtxt $(BUILD)/demo/katrace-demo.json.kspool
+	@echo "demo: traces in $(BUILD)/demo/: katrace-demo.json (Chrome JSON), katrace-demo.pftrace (Perfetto protobuf; both open in https://ui.perfetto.dev), katrace-demo.nvtxt (NVTXT for Nsight Systems' ImportNvtxt)"

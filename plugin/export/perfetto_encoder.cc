@@ -1,0 +1,469 @@
+#include "plugin/export/perfetto_encoder.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plugin/export/trace_meta_json.h"
+#include "plugin/json_buffer.h"
+
+namespace katrace {
+namespace exporting {
+
+namespace pf = pftrace;
+
+namespace {
+
+bool AllAscii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+uint64_t ClockNs(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// CLOCK_BOOTTIME at the trace's base, when this export runs on the machine that captured it
+// (the plugin's own export, or katrace-export on the same node): boot and monotonic time differ
+// by the time the machine slept, which only this machine knows. 0 elsewhere.
+uint64_t BoottimeAtBase(const TraceProcess& p) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || p.host != host || p.base_monotonic_ns == 0) return 0;
+  const uint64_t mono = ClockNs(CLOCK_MONOTONIC), boot = ClockNs(CLOCK_BOOTTIME);
+  return boot >= mono ? p.base_monotonic_ns + (boot - mono) : 0;
+}
+
+}  // namespace
+
+PerfettoEncoder::PerfettoEncoder(WriteBehind* writer) : writer_(writer), buf_(std::make_unique<JsonOut>()) {}
+
+void PerfettoEncoder::Flush() { writer_->Hand(&buf_); }
+
+// One Trace.packet entry: its tag, its length, its bytes.
+void PerfettoEncoder::Packet(const ProtoBytes& body) {
+  char* p = buf_->Claim(1 + pf::kMaxVarintBytes + body.size());
+  uint8_t* u = reinterpret_cast<uint8_t*>(p);
+  *u++ = static_cast<uint8_t>(pf::Tag(pf::kTracePacket, pf::kLengthDelimited));
+  u = pf::PutVarint(u, body.size());
+  memcpy(u, body.data(), body.size());
+  buf_->Commit(reinterpret_cast<char*>(u + body.size()));
+  state_bytes_ += body.size();
+  MaybeFlush();
+}
+
+void PerfettoEncoder::DescriptorPacket(const ProtoBytes& descriptor) {
+  packet_.clear();
+  packet_.Varint(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
+  packet_.Message(pf::packet::kTrackDescriptor, descriptor);
+  Packet(packet_);
+}
+
+void PerfettoEncoder::Begin(const TraceProcess& process) {
+  process_ = process;
+  if (process_.ranks.empty()) {
+    TraceRank r;
+    r.pid = process_.rank;
+    process_.ranks.push_back(r);
+  }
+  pid0_ = process_.ranks.front().pid;
+  process0_uuid_ = pf::kProcessUuidBase + static_cast<uint32_t>(pid0_);
+
+  boottime_base_ = BoottimeAtBase(process_);
+  packet_.clear();
+  packet_.Varint(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
+  packet_.Varint(pf::packet::kFirstPacketOnSequence, 1);
+  StatePacket();
+  for (size_t i = 0; i < process_.ranks.size(); ++i) ProcessTrack(process_.ranks[i]);
+}
+
+// Clears the sequence's incremental state and sets it anew (into packet_, which the caller
+// began): the clocks at the incremental clock's present time, the packet defaults, and empty
+// interning tables. The first packet does it, and one every reset_bytes_ after, so a reader can
+// start at any of these points and the tables stay small whatever the trace's length.
+void PerfettoEncoder::StatePacket() {
+  packet_.Varint(pf::packet::kSequenceFlags, pf::kSeqIncrementalStateCleared);
+  ProtoBytes& snapshot = descriptor_;
+  snapshot.clear();
+  auto clock = [&](uint32_t id, uint64_t ts, bool incremental) {
+    sub_.clear();
+    sub_.Varint(pf::clock_snapshot::kClockId, id);
+    sub_.Varint(pf::clock_snapshot::kTimestamp, ts);
+    if (incremental) sub_.Varint(pf::clock_snapshot::kIsIncremental, 1);
+    snapshot.Message(pf::clock_snapshot::kClocks, sub_);
+  };
+  // Trace time (ns from the base) on the incremental clock 64 and the absolute clock 65, bound
+  // to the system clocks at the same instant.
+  const uint64_t now = static_cast<uint64_t>(clock_);
+  clock(pf::kClockTrace, now, true);
+  clock(pf::kClockTraceAbsolute, now, false);
+  clock(pf::kClockMonotonic, process_.base_monotonic_ns + now, false);
+  if (process_.base_realtime_ns != 0) clock(pf::kClockRealtime, process_.base_realtime_ns + now, false);
+  if (boottime_base_ != 0) clock(pf::kClockBoottime, boottime_base_ + now, false);
+  snapshot.Varint(pf::clock_snapshot::kPrimaryTraceClock,
+                  boottime_base_ != 0 ? pf::kClockBoottime : pf::kClockMonotonic);
+  packet_.Message(pf::packet::kClockSnapshot, snapshot);
+  sub_.clear();
+  sub_.Varint(pf::defaults::kTimestampClockId, pf::kClockTrace);
+  packet_.Message(pf::packet::kTracePacketDefaults, sub_);
+  Packet(packet_);
+  for (auto& table : tables_) table.clear();
+  for (CacheEntry& c : cache_) c = CacheEntry();
+  for (KeyEntry& k : key_cache_) k = KeyEntry();
+  strings_.clear();
+  hex_iids_.clear();
+  state_bytes_ = 0;
+}
+
+void PerfettoEncoder::MaybeClearState() {
+  if (state_bytes_ < reset_bytes_) return;
+  packet_.clear();
+  packet_.Varint(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
+  StatePacket();
+}
+
+// A rank's process track, named as in JSON, its children ordered as the layout says; its
+// description is the header (the JSON's process_name args.katrace).
+void PerfettoEncoder::ProcessTrack(const TraceRank& r) {
+  descriptor_.clear();
+  descriptor_.Varint(pf::track::kUuid, pf::kProcessUuidBase + static_cast<uint32_t>(r.pid));
+  sub_.clear();
+  sub_.Signed(pf::process::kPid, r.pid);
+  const std::string name = r.label.empty() ? "rank " + std::to_string(r.pid) : r.label;
+  repaired_.clear();
+  AppendWellFormedUtf8(&repaired_, name.data(), name.size(), false);
+  sub_.String(pf::process::kProcessName, repaired_);
+  const std::string where = process_.host + ", pid " + std::to_string(process_.os_pid);
+  repaired_.clear();
+  AppendWellFormedUtf8(&repaired_, where.data(), where.size(), false);
+  sub_.String(pf::process::kProcessLabels, repaired_);
+  descriptor_.Message(pf::track::kProcess, sub_);
+  descriptor_.Varint(pf::track::kChildOrdering, pf::kChildOrderingExplicit);
+  descriptor_.Signed(pf::track::kSiblingOrderRank, r.pid);
+  JsonOut identity;
+  PutIdentityJson(&identity, process_, r.pid);
+  descriptor_.String(pf::track::kDescription, std::string_view(identity.data(), identity.size()));
+  DescriptorPacket(descriptor_);
+}
+
+void PerfettoEncoder::Track(const TrackInfo& t) {
+  descriptor_.clear();
+  descriptor_.Varint(pf::track::kUuid, static_cast<uint64_t>(t.track));
+  descriptor_.Varint(pf::track::kParentUuid, pf::kProcessUuidBase + static_cast<uint32_t>(t.pid));
+  repaired_.clear();
+  AppendWellFormedUtf8(&repaired_, t.family.data(), t.family.size(), false);
+  descriptor_.String(pf::track::kName, repaired_);
+  descriptor_.Signed(pf::track::kSiblingOrderRank, t.sort_index);
+  // The family's lanes share the name and this key: the UI shows them as one row group.
+  descriptor_.Varint(pf::track::kSiblingMergeBehavior, pf::kSiblingMergeByKey);
+  descriptor_.String(pf::track::kSiblingMergeKey, "lanes of " + std::to_string(t.family_track != 0 ? t.family_track : t.track));
+  DescriptorPacket(descriptor_);
+}
+
+uint64_t PerfettoEncoder::CounterTrack(std::string_view name, std::string_view key) {
+  std::string full(name);
+  full.push_back(' ');
+  full.append(key);
+  auto found = counter_tracks_.find(full);
+  if (found != counter_tracks_.end()) return found->second;
+  const uint64_t uuid = pf::kCounterUuidBase + counter_tracks_.size();
+  counter_tracks_.emplace(full, uuid);
+  descriptor_.clear();
+  descriptor_.Varint(pf::track::kUuid, uuid);
+  descriptor_.Varint(pf::track::kParentUuid, process0_uuid_);
+  descriptor_.String(pf::track::kName, full);
+  sub_.clear();
+  sub_.String(pf::counter::kYAxisShareKey, name);  // a counter's series share one axis
+  descriptor_.Message(pf::track::kCounter, sub_);
+  DescriptorPacket(descriptor_);
+  return uuid;
+}
+
+uint64_t PerfettoEncoder::Intern(Table table, std::string_view s) {
+  // FNV-1a of the bytes: the strings are short (names, keys, function names), and a hit then
+  // costs one compare. The cache is keyed by content, not address: the layout builds some names
+  // in buffers it reuses.
+  uint64_t h = 14695981039346656037ull ^ table;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  CacheEntry& c = cache_[(h ^ (h >> 29)) & (kCacheSize - 1)];
+  if (c.hash == h && c.text.size() == s.size() && memcmp(c.text.data(), s.data(), s.size()) == 0) return c.iid;
+  // The tables hold well-formed UTF-8 (the JSON encoder replaces the same bytes the same way).
+  std::string_view text = s;
+  if (!AllAscii(s)) {
+    repaired_.clear();
+    AppendWellFormedUtf8(&repaired_, s.data(), s.size(), false);
+    text = repaired_;
+  }
+  auto& map = tables_[table];
+  auto found = map.find(text);
+  if (found == map.end()) {
+    if (map.size() >= kMaxInterned) return 0;
+    strings_.emplace_back(text);
+    found = map.emplace(std::string_view(strings_.back()), map.size() + 1).first;
+    static constexpr uint32_t kField[kTables] = {pf::interned::kEventNames, pf::interned::kEventCategories,
+                                                 pf::interned::kDebugAnnotationNames,
+                                                 pf::interned::kDebugAnnotationStringValues};
+    entry_.clear();
+    entry_.Varint(pf::interned::kIid, found->second);
+    entry_.String(pf::interned::kName, found->first);
+    interned_.Message(kField[table], entry_);
+  }
+  if (text.data() == s.data()) {  // a repaired string is looked up again, not cached as given
+    c.hash = h;
+    c.text = found->first;
+    c.iid = found->second;
+  }
+  return found->second;
+}
+
+uint64_t PerfettoEncoder::InternHex(uint64_t v) {
+  auto found = hex_iids_.find(v);
+  if (found != hex_iids_.end()) return found->second;
+  char hex[16];
+  JsonOut::PutHex64(hex, v);
+  const uint64_t iid = Intern(kStringValues, std::string_view(hex, sizeof(hex)));
+  if (iid != 0 && hex_iids_.size() < kMaxInterned) hex_iids_.emplace(v, iid);
+  return iid;
+}
+
+// The iid of an argument's key. Keys are literals or kKindInfo names (trace_encoder.h): the same
+// address always holds the same text, so the address alone finds it.
+uint64_t PerfettoEncoder::ArgNameIid(std::string_view key) {
+  KeyEntry& k = key_cache_[(reinterpret_cast<uintptr_t>(key.data()) >> 2 ^ key.size()) & (kKeyCacheSize - 1)];
+  if (k.ptr == key.data() && k.size == key.size() && k.iid != 0) return k.iid;
+  const uint64_t iid = Intern(kArgNames, key);
+  k = KeyEntry{key.data(), key.size(), iid};
+  return iid;
+}
+
+// One DebugAnnotation into event_. The common case (an interned key, a number or an interned
+// string) is encoded in place, its length known before it is written; the rest (a table full,
+// inline strings) through a nested message.
+void PerfettoEncoder::Annotation(const Arg& a) {
+  namespace an = pf::annotation;
+  const uint64_t key = ArgNameIid(a.key);
+  uint8_t value[1 + pf::kMaxVarintBytes + 8];
+  uint8_t* v = value;
+  bool fast = key != 0;
+  switch (a.type) {
+    case ArgType::kUint:
+      *v++ = static_cast<uint8_t>(pf::Tag(an::kUintValue, pf::kVarint));
+      v = pf::PutVarint(v, a.u);
+      break;
+    case ArgType::kInt:
+      *v++ = static_cast<uint8_t>(pf::Tag(an::kIntValue, pf::kVarint));
+      v = pf::PutVarint(v, static_cast<uint64_t>(a.i));
+      break;
+    case ArgType::kBool:
+      *v++ = static_cast<uint8_t>(pf::Tag(an::kBoolValue, pf::kVarint));
+      *v++ = a.u ? 1 : 0;
+      break;
+    case ArgType::kTime: {
+      // Times as JSON has them: µs from the trace base (ns / 1000 is the same double the JSON's
+      // three decimals parse to).
+      const double us = static_cast<double>(a.i) / 1000.0;
+      uint64_t bits;
+      memcpy(&bits, &us, sizeof(bits));
+      *v++ = static_cast<uint8_t>(pf::Tag(an::kDoubleValue, pf::kFixed64));
+      for (int i = 0; i < 8; ++i) *v++ = static_cast<uint8_t>(bits >> (8 * i));
+      break;
+    }
+    case ArgType::kString:
+    case ArgType::kHex64: {
+      const uint64_t iid = a.type == ArgType::kString ? Intern(kStringValues, a.s) : InternHex(a.u);
+      if (iid == 0) {
+        fast = false;
+        break;
+      }
+      v = pf::PutVarint(v, pf::Tag(an::kStringValueIid, pf::kVarint));
+      v = pf::PutVarint(v, iid);
+      break;
+    }
+  }
+  if (fast) {
+    const size_t body = 1 + pf::VarintSize(key) + static_cast<size_t>(v - value);
+    uint8_t* p = event_.Room(2 + pf::kMaxVarintBytes + body);
+    *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
+    p = pf::PutVarint(p, body);
+    *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
+    p = pf::PutVarint(p, key);
+    memcpy(p, value, static_cast<size_t>(v - value));
+    event_.Done(p + (v - value));
+    return;
+  }
+  SlowAnnotation(a, key);
+}
+
+// An annotation with its key or its string inline: an interning table is full.
+void PerfettoEncoder::SlowAnnotation(const Arg& a, uint64_t key) {
+  namespace an = pf::annotation;
+  annotation_.clear();
+  if (key != 0) {
+    annotation_.Varint(an::kNameIid, key);
+  } else {
+    repaired_.clear();
+    AppendWellFormedUtf8(&repaired_, a.key.data(), a.key.size(), false);
+    annotation_.String(10, repaired_);  // DebugAnnotation.name
+  }
+  auto inline_string = [&](std::string_view s) {
+    repaired_.clear();
+    AppendWellFormedUtf8(&repaired_, s.data(), s.size(), false);
+    annotation_.String(6, repaired_);  // DebugAnnotation.string_value
+  };
+  char hex[16];
+  switch (a.type) {
+    case ArgType::kUint: annotation_.Varint(an::kUintValue, a.u); break;
+    case ArgType::kInt: annotation_.Signed(an::kIntValue, a.i); break;
+    case ArgType::kBool: annotation_.Varint(an::kBoolValue, a.u ? 1 : 0); break;
+    case ArgType::kTime: annotation_.Double(an::kDoubleValue, static_cast<double>(a.i) / 1000.0); break;
+    case ArgType::kString: {
+      const uint64_t iid = Intern(kStringValues, a.s);
+      if (iid != 0) {
+        annotation_.Varint(an::kStringValueIid, iid);
+      } else {
+        inline_string(a.s);
+      }
+      break;
+    }
+    case ArgType::kHex64: {
+      const uint64_t iid = InternHex(a.u);
+      if (iid != 0) {
+        annotation_.Varint(an::kStringValueIid, iid);
+      } else {
+        JsonOut::PutHex64(hex, a.u);
+        inline_string(std::string_view(hex, sizeof(hex)));
+      }
+      break;
+    }
+  }
+  event_.Message(pf::event::kDebugAnnotations, annotation_);
+}
+
+void PerfettoEncoder::Annotations(const Arg* args, size_t n) {
+  for (size_t i = 0; i < n; ++i) Annotation(args[i]);
+}
+
+void PerfettoEncoder::CloseEndsUpTo(int64_t ts) {
+  while (!ends_.empty() && ends_.top().ts <= ts) {
+    const PendingEnd end = ends_.top();
+    ends_.pop();
+    end_event_.clear();
+    end_event_.Varint(pf::event::kType, pf::kTypeSliceEnd);
+    end_event_.Varint(pf::event::kTrackUuid, static_cast<uint64_t>(end.track));
+    WriteEventPacket(end.ts, end_event_);
+  }
+}
+
+void PerfettoEncoder::WriteEventPacket(int64_t ts, const ProtoBytes& event) {
+  packet_.clear();
+  if (ts >= clock_) {
+    packet_.Varint(pf::packet::kTimestamp, static_cast<uint64_t>(ts - clock_));
+    clock_ = ts;
+  } else if (ts >= 0) {
+    // Back in time (a slice the layout placed late): absolute, the incremental clock unmoved.
+    packet_.Varint(pf::packet::kTimestamp, static_cast<uint64_t>(ts));
+    packet_.Varint(pf::packet::kTimestampClockId, pf::kClockTraceAbsolute);
+  } else {
+    // Before the trace's base (only a spool with contradictory times): on CLOCK_MONOTONIC.
+    packet_.Varint(pf::packet::kTimestamp, process_.base_monotonic_ns - static_cast<uint64_t>(-ts));
+    packet_.Varint(pf::packet::kTimestampClockId, pf::kClockMonotonic);
+  }
+  packet_.Varint(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
+  packet_.Varint(pf::packet::kSequenceFlags, pf::kSeqNeedsIncrementalState);
+  if (!interned_.empty()) {
+    packet_.Message(pf::packet::kInternedData, interned_);
+    interned_.clear();
+  }
+  packet_.Message(pf::packet::kTrackEvent, event);
+  Packet(packet_);
+}
+
+void PerfettoEncoder::Slice(const SliceEvent& s) {
+  MaybeClearState();
+  CloseEndsUpTo(s.ts);
+  event_.clear();
+  event_.Varint(pf::event::kType, pf::kTypeSliceBegin);
+  event_.Varint(pf::event::kTrackUuid, static_cast<uint64_t>(s.track));
+  Name(s.name);
+  Category(s.category);
+  Annotations(s.args, s.nargs);
+  // The arrow leaves the slice that carries flow_ids and ends at the next with the id in
+  // terminating_flow_ids. The GPU end normally comes second (it starts no earlier); when it
+  // comes first (equal starts), it begins the arrow and the host end terminates it.
+  if (s.flow_out != 0) {
+    if (flows_reversed_.erase(s.flow_out) != 0) {
+      event_.Fixed64(pf::event::kTerminatingFlowIds, s.flow_out);
+    } else {
+      event_.Fixed64(pf::event::kFlowIds, s.flow_out);
+      flows_begun_.insert(s.flow_out);
+    }
+  }
+  if (s.flow_in != 0) {
+    if (flows_begun_.erase(s.flow_in) != 0) {
+      event_.Fixed64(pf::event::kTerminatingFlowIds, s.flow_in);
+    } else {
+      event_.Fixed64(pf::event::kFlowIds, s.flow_in);
+      flows_reversed_.insert(s.flow_in);
+    }
+  }
+  WriteEventPacket(s.ts, event_);
+  const int64_t dur = s.dur < 0 ? 0 : s.dur;
+  ends_.push(PendingEnd{s.ts + dur, begun_++, s.track});
+}
+
+void PerfettoEncoder::Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
+  MaybeClearState();
+  CloseEndsUpTo(ts);
+  for (size_t i = 0; i < nargs; ++i) {
+    const uint64_t uuid = CounterTrack(name, args[i].key);
+    event_.clear();
+    event_.Varint(pf::event::kType, pf::kTypeCounter);
+    event_.Varint(pf::event::kTrackUuid, uuid);
+    event_.Signed(pf::event::kCounterValue, args[i].type == ArgType::kInt ? args[i].i : static_cast<int64_t>(args[i].u));
+    WriteEventPacket(ts, event_);
+  }
+}
+
+void PerfettoEncoder::Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
+  MaybeClearState();
+  CloseEndsUpTo(ts);
+  event_.clear();
+  event_.Varint(pf::event::kType, pf::kTypeInstant);
+  event_.Varint(pf::event::kTrackUuid, process0_uuid_);
+  Name(name);
+  Category("katrace");
+  Annotations(args, nargs);
+  WriteEventPacket(ts, event_);
+}
+
+void PerfettoEncoder::End(const TraceTotals& t) {
+  uint64_t total_drops = 0;
+  for (uint64_t d : t.drops) total_drops += d;
+  // The closing instant on the global track (JSON: scope "g"), with the same two counts.
+  MaybeClearState();
+  CloseEndsUpTo(t.end_ts);
+  event_.clear();
+  event_.Varint(pf::event::kType, pf::kTypeInstant);
+  Name("katrace trace end");
+  const Arg closing[2] = {Arg::Uint("drops", total_drops), Arg::Uint("incomplete", t.incomplete)};
+  Annotations(closing, 2);
+  WriteEventPacket(t.end_ts, event_);
+  CloseEndsUpTo(INT64_MAX);
+  // The footer: every count, as the JSON's otherData.katrace, in the description of a track
+  // of its own (a track without events, which viewers do not draw).
+  descriptor_.clear();
+  descriptor_.Varint(pf::track::kUuid, pf::kFooterUuid);
+  descriptor_.Varint(pf::track::kParentUuid, process0_uuid_);
+  descriptor_.String(pf::track::kName, "katrace footer");
+  JsonOut footer;
+  PutFooterJson(&footer, process_, t);
+  descriptor_.String(pf::track::kDescription, std::string_view(footer.data(), footer.size()));
+  DescriptorPacket(descriptor_);
+  Flush();
+}
+
+}  // namespace exporting
+}  // namespace katrace
