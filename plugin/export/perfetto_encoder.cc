@@ -342,6 +342,28 @@ void PerfettoEncoder::SlowAnnotation(const Arg& a, uint64_t key) {
   event_.Message(pf::event::kDebugAnnotations, annotation_);
 }
 
+void PerfettoEncoder::Name(std::string_view name) {
+  const uint64_t iid = Intern(kEventNames, name);
+  if (iid != 0) {
+    event_.Varint(pf::event::kNameIid, iid);
+    return;
+  }
+  repaired_.clear();
+  AppendWellFormedUtf8(&repaired_, name.data(), name.size(), false);
+  event_.String(23, repaired_);  // TrackEvent.name
+}
+
+void PerfettoEncoder::Category(std::string_view category) {
+  const uint64_t iid = Intern(kCategories, category);
+  if (iid != 0) {
+    event_.Varint(pf::event::kCategoryIids, iid);
+    return;
+  }
+  repaired_.clear();
+  AppendWellFormedUtf8(&repaired_, category.data(), category.size(), false);
+  event_.String(22, repaired_);  // TrackEvent.categories
+}
+
 void PerfettoEncoder::Annotations(const Arg* args, size_t n) {
   for (size_t i = 0; i < n; ++i) Annotation(args[i]);
 }
