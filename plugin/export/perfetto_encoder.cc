@@ -372,35 +372,65 @@ void PerfettoEncoder::CloseEndsUpTo(int64_t ts) {
   while (!ends_.empty() && ends_.top().ts <= ts) {
     const PendingEnd end = ends_.top();
     ends_.pop();
-    end_event_.clear();
-    end_event_.Varint(pf::event::kType, pf::kTypeSliceEnd);
-    end_event_.Varint(pf::event::kTrackUuid, static_cast<uint64_t>(end.track));
-    WriteEventPacket(end.ts, end_event_);
+    // TrackEvent { type: SLICE_END, track_uuid }: a few bytes, encoded here.
+    uint8_t event[2 + 1 + pf::kMaxVarintBytes];
+    uint8_t* e = event;
+    *e++ = static_cast<uint8_t>(pf::Tag(pf::event::kType, pf::kVarint));
+    *e++ = pf::kTypeSliceEnd;
+    *e++ = static_cast<uint8_t>(pf::Tag(pf::event::kTrackUuid, pf::kVarint));
+    e = pf::PutVarint(e, static_cast<uint64_t>(end.track));
+    WriteEventPacket(end.ts, event, static_cast<size_t>(e - event));
   }
 }
 
-void PerfettoEncoder::WriteEventPacket(int64_t ts, const ProtoBytes& event) {
-  packet_.clear();
+// The packet is written straight into the output: its few leading fields into a small array,
+// then the interned data and the event copied once, after a length computed from their sizes.
+void PerfettoEncoder::WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size) {
+  uint8_t head[4 * (1 + pf::kMaxVarintBytes)];
+  uint8_t* h = head;
+  auto field = [&h](uint32_t number, uint64_t v) {
+    h = pf::PutVarint(h, pf::Tag(number, pf::kVarint));
+    h = pf::PutVarint(h, v);
+  };
   if (ts >= clock_) {
-    packet_.Varint(pf::packet::kTimestamp, static_cast<uint64_t>(ts - clock_));
+    field(pf::packet::kTimestamp, static_cast<uint64_t>(ts - clock_));
     clock_ = ts;
   } else if (ts >= 0) {
     // Back in time (a slice the layout placed late): absolute, the incremental clock unmoved.
-    packet_.Varint(pf::packet::kTimestamp, static_cast<uint64_t>(ts));
-    packet_.Varint(pf::packet::kTimestampClockId, pf::kClockTraceAbsolute);
+    field(pf::packet::kTimestamp, static_cast<uint64_t>(ts));
+    field(pf::packet::kTimestampClockId, pf::kClockTraceAbsolute);
   } else {
     // Before the trace's base (only a spool with contradictory times): on CLOCK_MONOTONIC.
-    packet_.Varint(pf::packet::kTimestamp, process_.base_monotonic_ns - static_cast<uint64_t>(-ts));
-    packet_.Varint(pf::packet::kTimestampClockId, pf::kClockMonotonic);
+    field(pf::packet::kTimestamp, process_.base_monotonic_ns - static_cast<uint64_t>(-ts));
+    field(pf::packet::kTimestampClockId, pf::kClockMonotonic);
   }
-  packet_.Varint(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
-  packet_.Varint(pf::packet::kSequenceFlags, pf::kSeqNeedsIncrementalState);
-  if (!interned_.empty()) {
-    packet_.Message(pf::packet::kInternedData, interned_);
+  field(pf::packet::kTrustedPacketSequenceId, pf::kSequenceId);
+  field(pf::packet::kSequenceFlags, pf::kSeqNeedsIncrementalState);
+  const size_t head_size = static_cast<size_t>(h - head);
+  const size_t interned = interned_.size();
+  constexpr uint32_t kInternedTag = pf::Tag(pf::packet::kInternedData, pf::kLengthDelimited);
+  constexpr uint32_t kEventTag = pf::Tag(pf::packet::kTrackEvent, pf::kLengthDelimited);
+  static_assert(kInternedTag < 0x80 && kEventTag < 0x80, "one-byte tags");
+  const size_t body = head_size + (interned != 0 ? 1 + pf::VarintSize(interned) + interned : 0) + 1 +
+                      pf::VarintSize(event_size) + event_size;
+  uint8_t* p = reinterpret_cast<uint8_t*>(buf_->Claim(1 + pf::kMaxVarintBytes + body));
+  *p++ = static_cast<uint8_t>(pf::Tag(pf::kTracePacket, pf::kLengthDelimited));
+  p = pf::PutVarint(p, body);
+  memcpy(p, head, head_size);
+  p += head_size;
+  if (interned != 0) {
+    *p++ = static_cast<uint8_t>(kInternedTag);
+    p = pf::PutVarint(p, interned);
+    memcpy(p, interned_.data(), interned);
+    p += interned;
     interned_.clear();
   }
-  packet_.Message(pf::packet::kTrackEvent, event);
-  Packet(packet_);
+  *p++ = static_cast<uint8_t>(kEventTag);
+  p = pf::PutVarint(p, event_size);
+  memcpy(p, event, event_size);
+  buf_->Commit(reinterpret_cast<char*>(p + event_size));
+  state_bytes_ += body;
+  MaybeFlush();
 }
 
 void PerfettoEncoder::Slice(const SliceEvent& s) {
@@ -431,7 +461,7 @@ void PerfettoEncoder::Slice(const SliceEvent& s) {
       flows_reversed_.insert(s.flow_in);
     }
   }
-  WriteEventPacket(s.ts, event_);
+  WriteEventPacket(s.ts, event_.data(), event_.size());
   const int64_t dur = s.dur < 0 ? 0 : s.dur;
   ends_.push(PendingEnd{s.ts + dur, begun_++, s.track});
 }
@@ -445,7 +475,7 @@ void PerfettoEncoder::Counter(std::string_view name, int64_t ts, const Arg* args
     event_.Varint(pf::event::kType, pf::kTypeCounter);
     event_.Varint(pf::event::kTrackUuid, uuid);
     event_.Signed(pf::event::kCounterValue, args[i].type == ArgType::kInt ? args[i].i : static_cast<int64_t>(args[i].u));
-    WriteEventPacket(ts, event_);
+    WriteEventPacket(ts, event_.data(), event_.size());
   }
 }
 
@@ -458,7 +488,7 @@ void PerfettoEncoder::Instant(std::string_view name, int64_t ts, const Arg* args
   Name(name);
   Category("katrace");
   Annotations(args, nargs);
-  WriteEventPacket(ts, event_);
+  WriteEventPacket(ts, event_.data(), event_.size());
 }
 
 void PerfettoEncoder::End(const TraceTotals& t) {
@@ -472,7 +502,7 @@ void PerfettoEncoder::End(const TraceTotals& t) {
   Name("katrace trace end");
   const Arg closing[2] = {Arg::Uint("drops", total_drops), Arg::Uint("incomplete", t.incomplete)};
   Annotations(closing, 2);
-  WriteEventPacket(t.end_ts, event_);
+  WriteEventPacket(t.end_ts, event_.data(), event_.size());
   CloseEndsUpTo(INT64_MAX);
   // The footer: every count, as the JSON's otherData.katrace, in the description of a track
   // of its own (a track without events, which viewers do not draw).

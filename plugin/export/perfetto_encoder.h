@@ -73,10 +73,10 @@ class PerfettoEncoder : public TraceEncoder {
   void SlowAnnotation(const Arg& a, uint64_t key);
   void Annotations(const Arg* args, size_t n);
 
-  // One TracePacket with |event| at |ts| (ns from the trace base), with what was interned for it.
-  // Every event calls CloseEndsUpTo(ts) before it builds its TrackEvent, so the ENDs that time
-  // passes come first.
-  void WriteEventPacket(int64_t ts, const ProtoBytes& event);
+  // One TracePacket with the TrackEvent |event| at |ts| (ns from the trace base), with what was
+  // interned for it. Every event calls CloseEndsUpTo(ts) before it builds its TrackEvent, so the
+  // ENDs that time passes come first.
+  void WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size);
   void CloseEndsUpTo(int64_t ts);
   void StatePacket();
   void MaybeClearState();
@@ -97,7 +97,7 @@ class PerfettoEncoder : public TraceEncoder {
   uint64_t process0_uuid_ = 0;
 
   // Scratch messages, cleared per use.
-  ProtoBytes packet_, event_, end_event_, annotation_, interned_, entry_, descriptor_, sub_;
+  ProtoBytes packet_, event_, annotation_, interned_, entry_, descriptor_, sub_;
 
   int64_t clock_ = 0;  // the incremental clock's time: the last packet written on it
   uint64_t boottime_base_ = 0;
