@@ -132,6 +132,10 @@ constexpr uint64_t kProcessUuidBase = uint64_t{1} << 32;  // + the rank's pid
 constexpr uint64_t kCounterUuidBase = uint64_t{2} << 32;  // + the series' index
 constexpr uint64_t kFooterUuid = uint64_t{3} << 32;
 constexpr uint32_t kSequenceId = 1;  // the one sequence a katrace file has
+// A flow id with this bit set was begun at its GPU end (both ends start at the same ns and the
+// GPU slice came first): the slice that terminates it is the arrow's host end, its source in
+// JSON. katrace's flow ids (Coll/P2p ids) never reach it.
+constexpr uint64_t kReversedFlowBit = uint64_t{1} << 63;
 
 constexpr size_t kMaxVarintBytes = 10;
 

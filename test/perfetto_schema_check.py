@@ -16,6 +16,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 CLOCK_TRACE, CLOCK_TRACE_ABSOLUTE, CLOCK_MONOTONIC = 64, 65, 3
 PROCESS_UUID_BASE = 1 << 32
+REVERSED_FLOW_BIT = 1 << 63
 
 
 def ns(micros):
@@ -144,7 +145,11 @@ def read_pftrace(path):
                 if fid not in flow_begin:
                     problems.append("flow %d terminated before it began" % fid)
                     continue
-                flows.append((fid, flow_begin.pop(fid), (pid, track, ts)))
+                begin = flow_begin.pop(fid)
+                if fid & REVERSED_FLOW_BIT:  # begun at its GPU end: this host end is the source
+                    flows.append((fid & ~REVERSED_FLOW_BIT, (pid, track, ts), begin))
+                else:
+                    flows.append((fid, begin, (pid, track, ts)))
         elif e.type == pb.TrackEvent.TYPE_SLICE_END:
             stack = open_slices.get(e.track_uuid)
             if not stack:

@@ -1,11 +1,13 @@
 # The trace tools' test suite: SummaryTable/DurationStats, the shared reader pieces, and
-# katrace-check, katrace-merge and katrace-stats run as programs on hand-made and synthetic traces.
-# It runs the tool binaries, so it depends on them (make test builds them first).
+# katrace-check, katrace-merge and katrace-stats run as programs on hand-made and synthetic traces,
+# and on katrace-export's JSON and protobuf traces of one spool. It runs the tool binaries, so it
+# depends on them (make test builds them first).
 include tools/common/objs.mk
 TRACE_TOOLS_TEST := $(BUILD)/test/test_trace_tools
 TRACE_TOOLS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_trace_tools*.cc)) \
     $(BUILD)/obj/tools/common/synthetic_trace.o
-TRACE_TOOLS_BINS := $(BUILD)/bin/katrace-check $(BUILD)/bin/katrace-merge $(BUILD)/bin/katrace-stats
+TRACE_TOOLS_BINS := $(BUILD)/bin/katrace-check $(BUILD)/bin/katrace-merge $(BUILD)/bin/katrace-stats \
+    $(BUILD)/bin/katrace-export
 
 $(TRACE_TOOLS_TEST): $(TRACE_TOOLS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(TRACE_TOOLS_BINS)
 	@mkdir -p $(dir $@)

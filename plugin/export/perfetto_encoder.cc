@@ -27,14 +27,16 @@ uint64_t ClockNs(clockid_t id) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// CLOCK_BOOTTIME at the trace's base, when this export runs on the machine that captured it
-// (the plugin's own export, or katrace-export on the same node): boot and monotonic time differ
-// by the time the machine slept, which only this machine knows. 0 elsewhere.
+// CLOCK_BOOTTIME at the trace's base. Boot and monotonic time differ by the time the machine
+// slept, which only the machine that captured knows: when this export runs there (the plugin's
+// own export, or katrace-export on the same node), the difference now; elsewhere none, as for a
+// machine that never slept. Perfetto relates every clock to BOOTTIME, its own traces' clock, and
+// counts a trace that cannot be related to it as an error.
 uint64_t BoottimeAtBase(const TraceProcess& p) {
   char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0 || p.host != host || p.base_monotonic_ns == 0) return 0;
+  if (gethostname(host, sizeof(host) - 1) != 0 || p.host != host) return p.base_monotonic_ns;
   const uint64_t mono = ClockNs(CLOCK_MONOTONIC), boot = ClockNs(CLOCK_BOOTTIME);
-  return boot >= mono ? p.base_monotonic_ns + (boot - mono) : 0;
+  return boot >= mono ? p.base_monotonic_ns + (boot - mono) : p.base_monotonic_ns;
 }
 
 }  // namespace
@@ -102,9 +104,8 @@ void PerfettoEncoder::StatePacket() {
   clock(pf::kClockTraceAbsolute, now, false);
   clock(pf::kClockMonotonic, process_.base_monotonic_ns + now, false);
   if (process_.base_realtime_ns != 0) clock(pf::kClockRealtime, process_.base_realtime_ns + now, false);
-  if (boottime_base_ != 0) clock(pf::kClockBoottime, boottime_base_ + now, false);
-  snapshot.Varint(pf::clock_snapshot::kPrimaryTraceClock,
-                  boottime_base_ != 0 ? pf::kClockBoottime : pf::kClockMonotonic);
+  clock(pf::kClockBoottime, boottime_base_ + now, false);
+  snapshot.Varint(pf::clock_snapshot::kPrimaryTraceClock, pf::kClockBoottime);
   packet_.Message(pf::packet::kClockSnapshot, snapshot);
   sub_.clear();
   sub_.Varint(pf::defaults::kTimestampClockId, pf::kClockTrace);
@@ -444,10 +445,11 @@ void PerfettoEncoder::Slice(const SliceEvent& s) {
   Annotations(s.args, s.nargs);
   // The arrow leaves the slice that carries flow_ids and ends at the next with the id in
   // terminating_flow_ids. The GPU end normally comes second (it starts no earlier); when it
-  // comes first (equal starts), it begins the arrow and the host end terminates it.
+  // comes first (equal starts), it begins the arrow, under the id with kReversedFlowBit set so a
+  // reader knows the host end, which terminates it, is the source.
   if (s.flow_out != 0) {
     if (flows_reversed_.erase(s.flow_out) != 0) {
-      event_.Fixed64(pf::event::kTerminatingFlowIds, s.flow_out);
+      event_.Fixed64(pf::event::kTerminatingFlowIds, s.flow_out | pf::kReversedFlowBit);
     } else {
       event_.Fixed64(pf::event::kFlowIds, s.flow_out);
       flows_begun_.insert(s.flow_out);
@@ -457,7 +459,7 @@ void PerfettoEncoder::Slice(const SliceEvent& s) {
     if (flows_begun_.erase(s.flow_in) != 0) {
       event_.Fixed64(pf::event::kTerminatingFlowIds, s.flow_in);
     } else {
-      event_.Fixed64(pf::event::kFlowIds, s.flow_in);
+      event_.Fixed64(pf::event::kFlowIds, s.flow_in | pf::kReversedFlowBit);
       flows_reversed_.insert(s.flow_in);
     }
   }

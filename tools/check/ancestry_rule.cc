@@ -14,8 +14,8 @@ bool IsGpuOrProxyCategory(const std::string& cat) {
   return false;
 }
 
-std::string Describe(const SliceIdentity& s, uint64_t index, uint64_t line) {
-  std::string who = "event #" + std::to_string(index) + " (line " + std::to_string(line) + ", ";
+std::string Describe(const SliceIdentity& s, uint64_t index, uint64_t line, const Diagnostics& diag) {
+  std::string who = "event #" + std::to_string(index) + " (" + diag.Position(line) + ", ";
   if (s.node != 0) return who + "id " + std::to_string(s.node) + ")";
   return who + "part of id " + std::to_string(s.owner) + ")";
 }
@@ -85,7 +85,8 @@ void AncestryRule::CheckEnclosure(int64_t pid, const SliceIdentity& inner, uint6
   if (ok) return;
   ++violations_;
   diag->Error("ancestry", inner_line,
-              Describe(inner, inner_index, inner_line) + " lies inside " + Describe(outer, outer_index, outer_line) +
+              Describe(inner, inner_index, inner_line, *diag) + " lies inside " +
+                  Describe(outer, outer_index, outer_line, *diag) +
                   " on track " + track_name +
                   ", which is not its ancestor by parent ids; Perfetto draws it as the parent (containment "
                   "must mean ancestry on GPU and proxy tracks)");

@@ -22,7 +22,19 @@ void Diagnostics::Report(Severity severity, const char* code, uint64_t line,
   AppendUtf8Repaired(std::string_view(message).substr(0, Utf8PrefixLength(message, kMaxMessageBytes)),
                      &text);
   if (text.size() < message.size() && message.size() > kMaxMessageBytes) text += "...";
-  if (line > 0) {
+  // In a protobuf trace the position is a byte offset: the message says so, unless it does
+  // already (the reader's own messages name their byte).
+  const std::string at_byte = "at byte " + std::to_string(line);
+  bool says_where = false;
+  for (size_t at = text.find(at_byte); at != std::string::npos && !says_where;
+       at = text.find(at_byte, at + 1)) {
+    const size_t after = at + at_byte.size();
+    says_where = after == text.size() || text[after] < '0' || text[after] > '9';
+  }
+  if (line > 0 && byte_offsets_ && !says_where) {
+    std::fprintf(out_, "%s:%llu: %s: %s (%s) [%s]\n", path_.c_str(),
+                 static_cast<unsigned long long>(line), what, text.c_str(), at_byte.c_str(), code);
+  } else if (line > 0) {
     std::fprintf(out_, "%s:%llu: %s: %s [%s]\n", path_.c_str(),
                  static_cast<unsigned long long>(line), what, text.c_str(), code);
   } else {

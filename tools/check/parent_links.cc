@@ -82,8 +82,7 @@ void ParentLinks::Check(bool missing_parent_is_error, Diagnostics* diag) {
       } else {
         diag->Error("ids", r.line,
                     who + ": id " + std::to_string(r.id) + " is already used by event #" +
-                        std::to_string(target.index) + " (line " + std::to_string(target.line) +
-                        ")");
+                        std::to_string(target.index) + " (" + diag->Position(target.line) + ")");
       }
       continue;
     }
@@ -98,8 +97,8 @@ void ParentLinks::Check(bool missing_parent_is_error, Diagnostics* diag) {
     const std::string kind = KindName(r.kind);
     if (!IsGpuChild(kind)) continue;
     const std::string target_kind = KindName(target.kind);
-    const std::string target_ref = "event #" + std::to_string(target.index) + " (line " +
-                                   std::to_string(target.line) + ")";
+    const std::string target_ref =
+        "event #" + std::to_string(target.index) + " (" + diag->Position(target.line) + ")";
     if (target_kind != "Coll" && target_kind != "P2p") {
       diag->Error("parent", r.line,
                   who + ": args." + arg + " names " + target_ref + ", a " + target_kind +

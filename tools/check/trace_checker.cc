@@ -74,6 +74,17 @@ class TraceChecker : public TraceVisitor {
     return true;
   }
 
+  void OnFormat(TraceFileFormat format) override {
+    if (format == TraceFileFormat::kPerfettoProtobuf) diag_->set_byte_offsets();
+  }
+
+  // What a protobuf trace says that makes no sense (an unknown interned id, an event on a track
+  // never declared, a slice or flow that never ends): an error of the trace like any other.
+  // The first packet sits at byte 0, which Report takes for "the whole file": so named here.
+  void OnProblem(uint64_t byte_offset, const std::string& message) override {
+    diag_->Error("protobuf", byte_offset, byte_offset == 0 ? message + " (at byte 0)" : message);
+  }
+
   void OnNonObjectEvent(uint64_t index, uint64_t line) override {
     diag_->Error("field", line, "event #" + std::to_string(index) + " is not a JSON object");
   }
@@ -120,6 +131,9 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
       break;
     case ReadStatus::kBadJson:
       diag.Error("json", read.error_line, read.message);
+      break;
+    case ReadStatus::kBadProtobuf:
+      diag.Error("protobuf", read.error_line, read.message);
       break;
     case ReadStatus::kNotATrace:
       diag.Error("json", 0, read.message);

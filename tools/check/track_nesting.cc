@@ -74,8 +74,8 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRu
       const Record& open = stack.back();
       diag->Error("nesting", r.line,
                   "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
-                      " partially overlaps event #" + std::to_string(open.index) + " (line " +
-                      std::to_string(open.line) + ") " + Span(open.start_ns, open.end_ns) +
+                      " partially overlaps event #" + std::to_string(open.index) + " (" +
+                      diag->Position(open.line) + ") " + Span(open.start_ns, open.end_ns) +
                       " on track " + track_name + "; Perfetto moves one to an overflow track");
       continue;  // as Perfetto does, keep the first one on the track
     }
@@ -95,8 +95,8 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRu
       const Record& it = longer;
       diag->Error("nesting", r.line,
                   "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
-                      " starts with the longer event #" + std::to_string(it.index) + " (line " +
-                      std::to_string(it.line) + ") " + Span(it.start_ns, it.end_ns) +
+                      " starts with the longer event #" + std::to_string(it.index) + " (" +
+                      diag->Position(it.line) + ") " + Span(it.start_ns, it.end_ns) +
                       " on track " + track_name +
                       " but comes first in the file; Perfetto keeps file order for equal "
                       "ts, so the longer one cannot nest (write same-start parents first)");

@@ -40,6 +40,20 @@ bool GzInput::Open(const std::string& path, std::string* error) {
   return true;
 }
 
+void GzInput::OpenBytes(std::string_view bytes) {
+  // The streambuf interface takes char*, but nothing writes through a get area.
+  char* begin = const_cast<char*>(bytes.data());
+  setg(begin, begin, begin + bytes.size());
+  counted_upto_ = begin;
+  file_size_ = bytes.size();
+}
+
+int GzInput::PeekBuffered(size_t ahead) {
+  if (traits_type::eq_int_type(sgetc(), traits_type::eof())) return traits_type::eof();
+  if (static_cast<size_t>(egptr() - gptr()) <= ahead) return traits_type::eof();
+  return traits_type::to_int_type(gptr()[ahead]);
+}
+
 void GzInput::CountLinesUpTo(const char* end) {
   for (const char* p = counted_upto_; p < end;) {
     const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));

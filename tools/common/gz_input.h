@@ -1,6 +1,8 @@
 // A std::streambuf over a trace file, plain or gzip (zlib reads plain files transparently), that
 // knows how far it has read, which line it is on and whether the file ended cleanly. The JSON
 // reader pulls bytes through it one buffer at a time, so memory does not grow with the file.
+// It can also read bytes held in memory, so that the JSON texts a protobuf trace embeds go
+// through the same bounded parser as a JSON file.
 // Thread safety: none.
 #ifndef KATRACE_TOOLS_COMMON_GZ_INPUT_H_
 #define KATRACE_TOOLS_COMMON_GZ_INPUT_H_
@@ -11,6 +13,7 @@
 #include <functional>
 #include <streambuf>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace katrace::tools {
@@ -24,6 +27,13 @@ class GzInput : public std::streambuf {
 
   // Fails with a readable reason for a missing, unreadable or non-regular file.
   bool Open(const std::string& path, std::string* error);
+  // Reads |bytes| instead of a file; they must outlive the reads.
+  void OpenBytes(std::string_view bytes);
+
+  // The byte |ahead| places after the next unread one, without consuming anything, or EOF when
+  // it is not in the buffer yet: the first buffer of a file holds its first bytes, which is
+  // where the trace reader tells JSON from protobuf.
+  int PeekBuffered(size_t ahead);
 
   // Consumes JSON blanks (space, tab, CR, LF) straight from the buffer and returns the next
   // byte unconsumed, or EOF: a file of gigabytes of blanks then costs what inflating it costs.

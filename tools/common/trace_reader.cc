@@ -1,56 +1,19 @@
-// The SAX handler behind ReadTrace: tracks where in the trace structure the parser is, builds a
-// DOM only for one event (or for otherData) at a time and skips everything else.
+// ReadTrace: tells the format from the first bytes and hands a protobuf trace to
+// pftrace_reader.h; for JSON, the SAX handler here tracks where in the trace structure the parser
+// is, builds a DOM only for one event (or for otherData) at a time and skips everything else.
 #include "tools/common/trace_reader.h"
 
-#include <memory>
 #include <utility>
-#include <vector>
 
+#include "tools/common/dom_builder.h"
 #include "tools/common/gz_input.h"
 #include "tools/common/json_stream_parser.h"
+#include "tools/common/pftrace_reader.h"
 #include "tools/common/plural.h"
 #include "tools/common/progress.h"
 
 namespace katrace::tools {
 namespace {
-
-// Builds one JSON value from SAX calls. Pointers on the stack stay valid because only the
-// innermost open container ever grows.
-class DomBuilder {
- public:
-  void Reset() {
-    root_ = Json();
-    stack_.clear();
-  }
-  void StartObject() { stack_.push_back(Place(Json::object())); }
-  void StartArray() { stack_.push_back(Place(Json::array())); }
-  void End() { stack_.pop_back(); }
-  void Key(std::string& key) { key_ = std::move(key); }
-  void Value(Json&& value) { Place(std::move(value)); }
-  Json& root() { return root_; }
-
- private:
-  Json* Place(Json&& value) {
-    if (stack_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& parent = *stack_.back();
-    if (parent.is_array()) {
-      parent.push_back(std::move(value));
-      return &parent.back();
-    }
-    // Appended without nlohmann's duplicate-key search (quadratic in the key count); a
-    // duplicate key stays in the object and Field() reads the last one, as a DOM parser would.
-    auto& members = parent.get_ref<Json::object_t&>();
-    members.emplace_back(std::move(key_), std::move(value));
-    return &members.back().second;
-  }
-
-  Json root_;
-  std::vector<Json*> stack_;
-  std::string key_;
-};
 
 class TraceSax : public nlohmann::json_sax<Json> {
  public:
@@ -261,6 +224,16 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
   }
   Progress progress(options.tool, path, input.file_size(), options.progress_min_bytes);
   input.set_on_refill([&progress](uint64_t done, uint64_t) { progress.Update(done); });
+  // The format by content, not by name: a renamed or piped-through file still reads.
+  if (LooksLikePftrace(&input)) {
+    visitor->OnFormat(TraceFileFormat::kPerfettoProtobuf);
+    ReadPftrace(&input, visitor, options, &result);
+    progress.Done();
+    result.bytes = input.bytes_read();
+    result.is_gzip = input.is_gzip();
+    return result;
+  }
+  visitor->OnFormat(TraceFileFormat::kChromeJson);
   TraceSax sax(&input, visitor, options);
   JsonStreamParser parser(&input, &sax);
   sax.set_repaired_counter(&parser);

@@ -12,13 +12,14 @@ namespace katrace::tools {
 const char kMergeUsage[] =
     "usage: katrace-merge -o OUT [options] FILE...\n"
     "\n"
-    "Merges per-process katrace traces (.json or .json.gz) into one Perfetto trace: every file\n"
-    "is rebased on its recorded clock base onto one timeline (t = 0 at the earliest base),\n"
-    "ranks stay separate processes (pids) sorted by rank, flows and metadata are kept (flow ids\n"
-    "are made unique per file). A rank whose pid an earlier file of another process already\n"
-    "holds moves to the lowest free pid, with one line naming both files; only copies of one\n"
-    "capture (same host, OS pid and clock base) are merged once, the complete one. Files that\n"
-    "cannot be read are reported and left out.\n"
+    "Merges per-process katrace traces (.json or .pftrace, each optionally .gz) into one\n"
+    "Chrome JSON trace for Perfetto (it writes no .pftrace): every file is rebased on its\n"
+    "recorded clock base onto one timeline (t = 0 at the earliest base), ranks stay separate\n"
+    "processes (pids) sorted by rank, flows and metadata are kept (flow ids are made unique\n"
+    "per file). A rank whose pid an earlier file of another process already holds moves to\n"
+    "the lowest free pid, with one line naming both files; only copies of one capture (same\n"
+    "host, OS pid and clock base) are merged once, the complete one. Files that cannot be\n"
+    "read are reported and left out.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT   output file; gzip when it ends in .gz or with --gzip; '-' = stdout\n"
@@ -38,6 +39,10 @@ const char kMergeUsage[] =
     "output\n";
 
 namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 bool AddKinds(const std::string& list, std::set<std::string>* kinds, std::string* error) {
   for (const std::string& item : SplitList(list)) {
@@ -112,6 +117,15 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
     std::fprintf(stderr, "katrace-merge: %s\n%s", error.c_str(), kMergeUsage);
     return 2;
   }
+  // JSON under a .pftrace name would be taken for protobuf by every reader that goes by the
+  // name (Perfetto's UI among them): refused, until merge has a protobuf writer.
+  if (EndsWith(options->output, ".pftrace") || EndsWith(options->output, ".pftrace.gz")) {
+    std::fprintf(stderr,
+                 "katrace-merge: cannot write %s: katrace-merge writes Chrome JSON only (name the "
+                 "output .json or .json.gz)\n",
+                 options->output.c_str());
+    return 2;
+  }
   // The output replaces its path only at the end, but then an input named as the output would
   // be gone: compared by inode, so "./x" and "x" or a hard link are caught too.
   struct stat out_st;
@@ -128,10 +142,7 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
       }
     }
   }
-  if (options->output != "-" && options->output.size() >= 3 &&
-      options->output.compare(options->output.size() - 3, 3, ".gz") == 0) {
-    options->gzip = true;
-  }
+  if (options->output != "-" && EndsWith(options->output, ".gz")) options->gzip = true;
   return 0;
 }
 

@@ -315,6 +315,13 @@ int RunMerge(const MergeOptions& options) {
     WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event,
                    &size_warning, pid_of);
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
+    if (read.problems > 0) {
+      std::fprintf(stderr,
+                   "katrace-merge: %s: warning: %s in the protobuf trace, the first at %s "
+                   "(katrace-check lists them)\n",
+                   input.path.c_str(), Plural(read.problems, "problem").c_str(),
+                   read.first_problem.c_str());
+    }
     std::string problem;
     if (read.status != ReadStatus::kOk) {
       problem = read.message;

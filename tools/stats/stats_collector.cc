@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "tools/common/plural.h"
+
 namespace katrace::tools {
 namespace {
 
@@ -178,6 +180,13 @@ bool CollectStats(const std::string& path, const StatsOptions& options, StatsSta
   read_options.progress_min_bytes = options.progress_min_bytes;
   const ReadResult read = ReadTrace(path, &collector, read_options);
   state->links.EndFile();
+  if (read.problems > 0) {
+    std::fprintf(stderr,
+                 "katrace-stats: %s: warning: %s in the protobuf trace, the first at %s "
+                 "(katrace-check lists them)\n",
+                 path.c_str(), Plural(read.problems, "problem").c_str(),
+                 read.first_problem.c_str());
+  }
   std::string problem;
   if (read.status == ReadStatus::kStopped) {
     problem = collector.problem() + "; left out";

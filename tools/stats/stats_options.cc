@@ -10,8 +10,9 @@ namespace katrace::tools {
 const char kStatsUsage[] =
     "usage: katrace-stats [options] FILE...\n"
     "\n"
-    "Summarises katrace traces (.json or .json.gz, one or many ranks) in the shape of Nsight\n"
-    "Systems' summaries: Time (%), Busy, Total Time, Instances, Avg, Med, Min, Max, StdDev, Name.\n"
+    "Summarises katrace traces (.json or .pftrace, each optionally .gz; one or many ranks) in\n"
+    "the shape of Nsight Systems' summaries: Time (%), Busy, Total Time, Instances, Avg, Med,\n"
+    "Min, Max, StdDev, Name. A .pftrace gives the same tables as the JSON trace of its capture.\n"
     "Busy is the time at least one of the row's slices ran (concurrent ones count once) and\n"
     "Time (%) = Busy / the table's span, so rows need not add up to 100; Total Time is the sum of\n"
     "the durations. The straggler tables, of delays rather than slices, give Time (%) as the\n"

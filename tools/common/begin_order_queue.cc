@@ -1,0 +1,108 @@
+// BeginOrderQueue (see begin_order_queue.h).
+#include "tools/common/begin_order_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace katrace::tools {
+namespace {
+
+// What a DOM value costs beyond its strings: nlohmann's value, an object member's pair and the
+// allocator's overhead, about.
+constexpr uint64_t kValueBytes = 64;
+
+uint64_t ApproxBytes(const Json& value) {
+  uint64_t bytes = kValueBytes;
+  if (value.is_string()) {
+    bytes += value.get_ref<const std::string&>().size();
+  } else if (value.is_object()) {
+    for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+      bytes += key.size() + ApproxBytes(member);
+    }
+  } else if (value.is_array()) {
+    for (const Json& element : value) bytes += ApproxBytes(element);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+bool BeginOrderQueue::Deliver(HeldEvent* held) {
+  held_bytes_ -= held->bytes;
+  ++delivered_;
+  if (!visitor_->OnEvent(held->event)) stopped_ = true;
+  return !stopped_;
+}
+
+bool BeginOrderQueue::DeliverFront() {
+  while (!stopped_ && !entries_.empty() && !entries_.front().open) {
+    HeldEvent held = std::move(entries_.front());
+    entries_.pop_front();
+    Deliver(&held);
+  }
+  if (stopped_) entries_.clear();
+  return !stopped_;
+}
+
+bool BeginOrderQueue::Add(HeldEvent held) {
+  if (stopped_) return false;
+  held.event.index = next_position_++;
+  held.bytes = ApproxBytes(held.event.json);
+  held_bytes_ += held.bytes;
+  if (entries_.empty() && !held.open) return Deliver(&held);
+  entries_.push_back(std::move(held));
+  if (entries_.size() >= compact_at_) return Compact();
+  return true;
+}
+
+HeldEvent* BeginOrderQueue::Find(uint64_t position) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), position,
+                             [](const HeldEvent& e, uint64_t p) { return e.event.index < p; });
+  return it != entries_.end() && it->event.index == position ? &*it : nullptr;
+}
+
+bool BeginOrderQueue::Close(uint64_t position) {
+  HeldEvent* held = Find(position);
+  if (held == nullptr) return !stopped_;
+  held->open = false;
+  return DeliverFront();
+}
+
+bool BeginOrderQueue::Compact() {
+  std::deque<HeldEvent> kept;
+  bool open_ahead = false;
+  int64_t latest_open_ts = INT64_MIN;
+  for (HeldEvent& held : entries_) {
+    if (stopped_) break;
+    if (held.open) {
+      open_ahead = true;
+      latest_open_ts = std::max(latest_open_ts, held.ts_ns);
+      kept.push_back(std::move(held));
+    } else if (open_ahead && held.has_ts && held.ts_ns <= latest_open_ts) {
+      kept.push_back(std::move(held));  // may start with an open slice: file order matters
+    } else {
+      Deliver(&held);
+    }
+  }
+  entries_.swap(kept);
+  if (stopped_) entries_.clear();
+  compact_at_ = std::max(kMinCompact, 2 * entries_.size());
+  return !stopped_;
+}
+
+bool BeginOrderQueue::Finish(const std::function<void(const HeldEvent&)>& on_open) {
+  while (!stopped_ && !entries_.empty()) {
+    HeldEvent held = std::move(entries_.front());
+    entries_.pop_front();
+    if (held.open) {
+      held_bytes_ -= held.bytes;
+      on_open(held);
+    } else {
+      Deliver(&held);
+    }
+  }
+  entries_.clear();
+  return !stopped_;
+}
+
+}  // namespace katrace::tools
