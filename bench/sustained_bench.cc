@@ -67,6 +67,13 @@ void ReportTrace(uint64_t collectives) {
          FooterCount(tail, "events", "Coll"), FooterCount(tail, "events", "KernelCh"),
          static_cast<unsigned long long>(collectives), FooterCount(tail, "events", "GroupApi"),
          FooterCount(tail, "events", "CollApi"), FooterCount(tail, "events", "Group"), drops);
+  // Bytes on disk per recorded event (per NCCL event: a Coll and a KernelCh per collective under
+  // the mask coll,kernelch), to compare the trace formats.
+  const long long coll = FooterCount(tail, "events", "Coll"), kch = FooterCount(tail, "events", "KernelCh");
+  if (coll > 0 && kch >= 0) {
+    printf("  trace size %.1f MB: %.1f B per event\n", static_cast<double>(size) / 1e6,
+           static_cast<double>(size) / static_cast<double>(coll + kch));
+  }
 }
 
 bool Run(const char* path, uint64_t collectives, Result* out) {

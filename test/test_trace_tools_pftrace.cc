@@ -811,5 +811,35 @@ TEST_F(PftraceTest, ExportsOfOneSpoolReadTheSameInBothFormats) {
   EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
+
+// When a GPU slice starts at the same ns as its host launch and comes first, the encoder begins
+// the arrow there under the id with kReversedFlowBit; the host slice terminates it. The reader
+// gives JSON's direction all the same: "s" on the host slice, "f" on the GPU slice, the plain id.
+TEST_F(PftraceTest, AnArrowBegunAtItsGpuEndReadsFromTheHostEnd) {
+  PftraceWriter w;
+  w.Process(0, "rank 0", "node0, pid 4242", kIdentity);
+  w.Track(1, 0, "host 4243", 1, 1);
+  w.Track(2, 0, "GPU comm 9a3c0f1e12345678", 100, 2);
+  const uint64_t reversed = 7 | pf::kReversedFlowBit;
+  w.Begin(10000, 2, {"AllReduce", "CollGpu", {U("coll", 7)}, {reversed}, {}});
+  w.Begin(10000, 1, {"AllReduce", "Coll", {U("id", 7)}, {}, {reversed}});
+  w.End(12000, 1);
+  w.End(20000, 2);
+  w.Footer(0, kFooter);
+  Collected c;
+  const ReadResult r = ReadTrace(Put("reversed.pftrace", w.bytes()), &c);
+  ASSERT_EQ(r.status, ReadStatus::kOk) << r.message;
+  EXPECT_EQ(r.problems, 0u) << r.first_problem;
+  std::vector<std::string> flows;
+  for (const TraceEvent& e : c.events) {
+    const std::string ph = e.json["ph"].get<std::string>();
+    if (ph == "s" || ph == "f") {
+      flows.push_back(ph + " tid " + std::to_string(e.json["tid"].get<uint64_t>()) + " id " +
+                      std::to_string(e.json["id"].get<uint64_t>()));
+    }
+  }
+  EXPECT_EQ(flows, (std::vector<std::string>{"s tid 1 id 7", "f tid 2 id 7"}));
+}
+
 }  // namespace
 }  // namespace katrace::tools
