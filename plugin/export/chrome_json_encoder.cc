@@ -28,12 +28,7 @@ void ChromeJsonEncoder::ProcessMetadata(const TraceRank& r) {
 }
 
 void ChromeJsonEncoder::Begin(const TraceProcess& process) {
-  process_ = process;
-  if (process_.ranks.empty()) {
-    TraceRank r;
-    r.pid = process_.rank;
-    process_.ranks.push_back(r);
-  }
+  process_ = WithARank(process);
   pid0_ = process_.ranks.front().pid;
   buf_->Raw("{\"traceEvents\":[\n");
   for (size_t i = 0; i < process_.ranks.size(); ++i) ProcessMetadata(process_.ranks[i]);

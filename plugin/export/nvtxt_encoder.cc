@@ -147,12 +147,7 @@ void NvtxtEncoder::Use(int pid, int category) {
 }
 
 void NvtxtEncoder::Begin(const TraceProcess& process) {
-  process_ = process;
-  if (process_.ranks.empty()) {
-    TraceRank r;
-    r.pid = process_.rank;
-    process_.ranks.push_back(r);
-  }
+  process_ = WithARank(process);
   pid0_ = process_.ranks.front().pid;
   JsonOut& b = *buf_;
   b.Raw("# katrace NCCL profiler trace, NVTXT (Nsight Systems text annotations) version 1\n# host ");

@@ -65,12 +65,7 @@ void PerfettoEncoder::DescriptorPacket(const ProtoBytes& descriptor) {
 }
 
 void PerfettoEncoder::Begin(const TraceProcess& process) {
-  process_ = process;
-  if (process_.ranks.empty()) {
-    TraceRank r;
-    r.pid = process_.rank;
-    process_.ranks.push_back(r);
-  }
+  process_ = WithARank(process);
   pid0_ = process_.ranks.front().pid;
   process0_uuid_ = pf::kProcessUuidBase + static_cast<uint32_t>(pid0_);
 

@@ -92,6 +92,17 @@ struct TraceProcess {
   std::vector<int> comm_rank;      // per SpoolIndex::comms entry: the index into ranks
 };
 
+// |process| as an encoder writes it: with one rank (its header's) when it names none, as when
+// an encoder is driven without the layout, which always names them.
+inline TraceProcess WithARank(TraceProcess process) {
+  if (process.ranks.empty()) {
+    TraceRank r;
+    r.pid = process.rank;
+    process.ranks.push_back(r);
+  }
+  return process;
+}
+
 struct FooterComm {
   uint64_t comm_hash = 0;
   std::string name;
