@@ -96,6 +96,11 @@ run_timed() {  # run_timed NAME COMMAND
   local secs=$(($(date +%s) - start))
   echo "-- last lines of '$cmd':"
   tail -n 15 "$work/$name.log"
+  # What skipped and why (the test runner prints each skipped test and its reason).
+  if grep -qE '^\[  SKIPPED \] [A-Za-z]|: Skipped' "$work/$name.log"; then
+    echo "-- skipped in '$cmd':"
+    grep -E -A1 '^\[  SKIPPED \] [A-Za-z]|: Skipped' "$work/$name.log" | grep -v '^--$' | head -n 40
+  fi
   printf -- '-- %s: exit %d after %d min %02d s\n' "$cmd" "$rc" $((secs / 60)) $((secs % 60))
   [ "$rc" -eq 0 ] || status=1
 }
