@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/ends_with.h"
+
 namespace katrace {
 
 enum class TraceFormat { kJson, kPerfetto, kNvtxt };
@@ -46,25 +48,21 @@ inline bool ParseTraceFormat(std::string_view text, TraceFormat* format) {
   return true;
 }
 
-inline bool PathEndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The length of |path|'s trace extension (".pftrace.gz" is 11), 0 when it has none of ours.
 inline size_t TraceExtensionLength(std::string_view path) {
-  std::string_view p = PathEndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  std::string_view p = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
   const size_t gz = p.size() == path.size() ? 0 : 3;
   for (TraceFormat f : {TraceFormat::kJson, TraceFormat::kPerfetto, TraceFormat::kNvtxt}) {
-    if (PathEndsWith(p, TraceFormatExtension(f))) return std::string_view(TraceFormatExtension(f)).size() + gz;
+    if (EndsWith(p, TraceFormatExtension(f))) return std::string_view(TraceFormatExtension(f)).size() + gz;
   }
   return 0;
 }
 
 // The format a file name asks for; JSON when its extension is none of ours.
 inline TraceFormat TraceFormatOfPath(std::string_view path) {
-  std::string_view p = PathEndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
-  if (PathEndsWith(p, ".pftrace")) return TraceFormat::kPerfetto;
-  if (PathEndsWith(p, ".nvtxt")) return TraceFormat::kNvtxt;
+  std::string_view p = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  if (EndsWith(p, ".pftrace")) return TraceFormat::kPerfetto;
+  if (EndsWith(p, ".nvtxt")) return TraceFormat::kNvtxt;
   return TraceFormat::kJson;
 }
 
@@ -72,7 +70,7 @@ inline TraceFormat TraceFormatOfPath(std::string_view path) {
 // a name without one of ours gets the extension added.
 inline std::string WithTraceFormat(std::string_view path, TraceFormat format) {
   const size_t ext = TraceExtensionLength(path);
-  const bool gz = ext != 0 && PathEndsWith(path, ".gz");
+  const bool gz = ext != 0 && EndsWith(path, ".gz");
   std::string out(path.substr(0, path.size() - ext));
   out += TraceFormatExtension(format);
   if (gz) out += ".gz";

@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include "common/paths.h"
 #include "katrace/spool_format.h"
 #include "plugin/export/exporter.h"
 
@@ -20,8 +21,7 @@ namespace spool = katrace::spool;
 
 // A scratch folder for one input's spool and trace, removed with them.
 std::string MakeScratchDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/katrace-fuzz-XXXXXX";
+  std::string pattern = katrace::TempDir() + "/katrace-fuzz-XXXXXX";
   if (mkdtemp(&pattern[0]) == nullptr) {
     perror("katrace fuzz: cannot create a scratch folder");
     abort();

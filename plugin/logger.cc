@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/warning.h"
+
 namespace katrace {
 namespace {
 
@@ -20,6 +22,12 @@ void Emit(ncclDebugLogLevel level, const std::string& message) {
   // Without NCCL's logger (a driver that passed none), warnings still reach the user.
   if (level == NCCL_LOG_WARN) fprintf(stderr, "katrace WARN %s\n", message.c_str());
 }
+
+// The warnings of the code the plugin shares with the tools (common/warning.h) go where the
+// plugin's own go: installed when the .so is loaded, before any export can run.
+struct RouteSharedWarnings {
+  RouteSharedWarnings() { SetWarningHandler(&LogWarn); }
+} g_route_shared_warnings;
 
 }  // namespace
 

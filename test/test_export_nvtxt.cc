@@ -23,8 +23,8 @@
 
 #include "plugin/export/exporter.h"
 #include "plugin/export/nvtxt_encoder.h"
+#include "plugin/export/output_sink.h"
 #include "plugin/export/write_behind.h"
-#include "plugin/output_sink.h"
 #include "test/support/plugin_harness.h"
 #include "test/support/subprocess.h"
 #include "test/support/trace_validation.h"

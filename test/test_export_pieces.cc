@@ -19,11 +19,11 @@
 
 #include "plugin/export/chrome_json_encoder.h"
 #include "plugin/export/id_map.h"
+#include "plugin/export/json_buffer.h"
 #include "plugin/export/json_out.h"
+#include "plugin/export/output_sink.h"
 #include "plugin/export/start_order_queue.h"
 #include "plugin/export/write_behind.h"
-#include "plugin/json_buffer.h"
-#include "plugin/output_sink.h"
 #include "test/support/trace_validation.h"
 
 namespace katrace {

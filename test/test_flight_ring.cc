@@ -70,7 +70,7 @@ class FlightRingTest : public ::testing::Test {
                                 static_cast<uint32_t>(tail.size())));
     close(fd);
     std::vector<ReadRecord> out;
-    exporting::SpoolFile file;
+    exporting::SpoolReader file;
     std::string error;
     EXPECT_TRUE(file.Open(path, &error)) << error;
     uint64_t offset = file.first_block_offset();

@@ -79,7 +79,7 @@ class SpoolWriterTest : public katrace_test::WriterTest {
   // walk does not end exactly at the end of the file.
   bool CountBlocks(int* raw, int* lz4) {
     *raw = *lz4 = 0;
-    exporting::SpoolFile file;
+    exporting::SpoolReader file;
     std::string error;
     if (!file.Open(writer_->path(), &error)) return false;
     uint64_t offset = file.first_block_offset();
@@ -213,7 +213,7 @@ TEST_F(SpoolWriterTest, ALongSpoolGivesBackThePagesOfChunksLongWritten) {
   EXPECT_EQ(dropped_resident, 0u) << "of " << dropped_pages << " pages that were given back";
 
   // Every block is whole, and the walk ends at the end of the file.
-  exporting::SpoolFile reader;
+  exporting::SpoolReader reader;
   ASSERT_TRUE(reader.Open(spool.path(), &error)) << error;
   uint64_t offset = reader.first_block_offset(), read = 0;
   exporting::BlockRef ref;

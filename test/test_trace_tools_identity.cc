@@ -3,7 +3,7 @@
 // counts and names ranks by pid, with the communicator rank only where it differs; katrace-merge
 // never drops a file of another process for a pid it shares with an earlier input: it moves that
 // rank to a free pid and says so, one line per move, naming both files. Hand-made traces from
-// tools/common/synthetic_trace.
+// test/support/synthetic_trace.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,13 +17,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/common/synthetic_trace.h"
+#include "test/support/synthetic_trace.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::SyntheticRankOptions;
+using katrace_test::WriteSyntheticProcessTraceFile;
 
 fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
 

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/paths.h"
 #include "plugin/capture/block_frame.h"
 #include "plugin/clock.h"
 #include "plugin/logger.h"
@@ -17,11 +17,6 @@ namespace {
 std::string Dirname(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 int CreateExclusive(const std::string& path) {
@@ -56,14 +51,12 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
   struct stat st;
   bool in_place = stat(trace_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
   if (in_place) {
-    const char* tmp = getenv("TMPDIR");
-    std::string base = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + Basename(trace_path);
+    std::string base = TempDir() + "/" + Basename(trace_path);
     if (try_dir(base)) return WriteHeader(os_pid, error);
   }
   if (!try_dir(trace_path)) {
     int first_errno = errno;
-    const char* tmp = getenv("TMPDIR");
-    std::string fallback = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + Basename(trace_path);
+    std::string fallback = TempDir() + "/" + Basename(trace_path);
     if (!try_dir(fallback)) {
       *error = "cannot create a spool next to '" + trace_path + "' (" + strerror(first_errno) + ") nor in '" +
                Dirname(fallback) + "' (" + strerror(errno) + ")";

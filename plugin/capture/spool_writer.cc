@@ -2,11 +2,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/ends_with.h"
+#include "common/paths.h"
 #include "plugin/capture/block_frame.h"
 #include "plugin/capture/crash_dump.h"
 #include "plugin/capture/host_clock.h"
@@ -18,8 +19,10 @@ namespace {
 
 constexpr useconds_t kPollMicros = 500;
 
+// The writer's own records (Process, Clock, Counters, Marker, Flight, End), framed as the
+// capture's are (plugin/capture/record_appender.h frames those into the thread buffers).
 template <typename Body>
-void AppendRecord(std::vector<uint8_t>* out, spool::RecordType type, const Body& body, const std::string& text = {}) {
+void AppendWriterRecord(std::vector<uint8_t>* out, spool::RecordType type, const Body& body, const std::string& text = {}) {
   uint16_t size = spool::RecordSize(sizeof(Body) + text.size());
   size_t at = out->size();
   out->resize(at + size, 0);
@@ -56,22 +59,10 @@ spool::ClockBody ReadClockPair() {
 // trace sits next to the run's and says which dump it is.
 std::string TaggedTracePath(const std::string& trace, const std::string& tag) {
   for (const char* ext : {".json.gz", ".json"}) {
-    size_t n = strlen(ext);
-    if (trace.size() > n && trace.compare(trace.size() - n, n, ext) == 0) {
-      return trace.substr(0, trace.size() - n) + "." + tag + ext;
-    }
+    const size_t n = strlen(ext);
+    if (trace.size() > n && EndsWith(trace, ext)) return trace.substr(0, trace.size() - n) + "." + tag + ext;
   }
   return trace + "." + tag;
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string TempDir() {
-  const char* tmp = getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
 }
 
 std::vector<uint8_t> FlightRecord(const FlightRingStats& st, const char* reason) {
@@ -85,7 +76,7 @@ std::vector<uint8_t> FlightRecord(const FlightRingStats& st, const char* reason)
   body.dump_realtime_ns = NowRealtimeNs();
   std::string text = reason != nullptr ? std::string(reason).substr(0, 256) : "";
   body.reason_length = static_cast<uint32_t>(text.size());
-  AppendRecord(&out, spool::RecordType::kFlight, body, text);
+  AppendWriterRecord(&out, spool::RecordType::kFlight, body, text);
   return out;
 }
 
@@ -103,7 +94,7 @@ std::vector<uint8_t> SpoolWriter::ProcessRecord(const std::string& trace_path) c
   std::string text = host_.substr(0, 1024) + trace_path.substr(0, 4096);
   p.host_length = static_cast<uint32_t>(host_.size() < 1024 ? host_.size() : 1024);
   p.trace_path_length = static_cast<uint32_t>(text.size() - p.host_length);
-  AppendRecord(&out, spool::RecordType::kProcess, p, text);
+  AppendWriterRecord(&out, spool::RecordType::kProcess, p, text);
   return out;
 }
 
@@ -228,11 +219,11 @@ void SpoolWriter::MoveBuffers(bool all) {
 
 void SpoolWriter::WriteOwnRecords() {
   std::vector<uint8_t> own;
-  AppendRecord(&own, spool::RecordType::kClock, ReadClockPair());
+  AppendWriterRecord(&own, spool::RecordType::kClock, ReadClockPair());
   spool::CountersBody counters{};
   counters_(&counters);
   counters.io_errors += file_.io_errors();
-  AppendRecord(&own, spool::RecordType::kCounters, counters);
+  AppendWriterRecord(&own, spool::RecordType::kCounters, counters);
   Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
@@ -277,10 +268,7 @@ bool SpoolWriter::WriteFlightDump(const char* reason, std::string* spool_path, s
   std::vector<uint8_t> flight = FlightRecord(ring_->stats(), reason);
   lead.insert(lead.end(), flight.begin(), flight.end());
   std::vector<uint8_t> tail;
-  struct {
-    uint64_t ticks;
-  } end{NowTicks()};
-  AppendRecord(&tail, spool::RecordType::kEnd, end);
+  AppendWriterRecord(&tail, spool::RecordType::kEnd, spool::EndBody{NowTicks()});
   bool ok = ring_->WriteSpool(fd, static_cast<uint64_t>(process_.os_pid), writer_tid_, lead.data(),
                               static_cast<uint32_t>(lead.size()), tail.data(), static_cast<uint32_t>(tail.size()));
   int err = errno;
@@ -309,7 +297,7 @@ std::string SpoolWriter::DumpNow(const char* reason) {
 
 void SpoolWriter::WriteMarker(const spool::MarkerBody& marker) {
   std::vector<uint8_t> own;
-  AppendRecord(&own, spool::RecordType::kMarker, marker);
+  AppendWriterRecord(&own, spool::RecordType::kMarker, marker);
   Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }
 
@@ -342,10 +330,7 @@ void SpoolWriter::Close() {
     return;
   }
   std::vector<uint8_t> own;
-  struct {
-    uint64_t ticks;
-  } end{NowTicks()};
-  AppendRecord(&own, spool::RecordType::kEnd, end);
+  AppendWriterRecord(&own, spool::RecordType::kEnd, spool::EndBody{NowTicks()});
   file_.WriteBlock(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
   file_.Close();
 }

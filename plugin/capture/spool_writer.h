@@ -90,7 +90,6 @@ class SpoolWriter {
   // Flight mode, writer thread or after Close.
   FlightRingStats flight_stats() const { return ring_ ? ring_->stats() : FlightRingStats{}; }
 
-  bool running() const { return running_.load(std::memory_order_acquire); }
   // What a waiting callback watches: once false, nobody will make room any more.
   const std::atomic<bool>* running_flag() const { return &running_; }
   const std::string& path() const { return file_.path(); }

@@ -3,7 +3,7 @@
 namespace katrace {
 namespace exporting {
 
-BlockPipeline::BlockPipeline(const SpoolFile& file, std::vector<BlockRef> schedule, int workers, size_t window)
+BlockPipeline::BlockPipeline(const SpoolReader& file, std::vector<BlockRef> schedule, int workers, size_t window)
     : file_(file), schedule_(std::move(schedule)), window_(window < 1 ? 1 : window) {
   state_.assign(schedule_.size(), SlotState::kPending);
   done_.resize(schedule_.size());

@@ -29,7 +29,7 @@ struct DecodedBlock {
 
 class BlockPipeline {
  public:
-  BlockPipeline(const SpoolFile& file, std::vector<BlockRef> schedule, int workers, size_t window);
+  BlockPipeline(const SpoolReader& file, std::vector<BlockRef> schedule, int workers, size_t window);
   ~BlockPipeline();
   BlockPipeline(const BlockPipeline&) = delete;
   BlockPipeline& operator=(const BlockPipeline&) = delete;
@@ -45,7 +45,7 @@ class BlockPipeline {
   void Decode(size_t i, DecodedBlock* out);
   std::unique_ptr<DecodedBlock> NewBlock();  // under mu_
 
-  const SpoolFile& file_;
+  const SpoolReader& file_;
   std::vector<BlockRef> schedule_;
   size_t window_;
   std::mutex mu_;

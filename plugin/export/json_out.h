@@ -1,4 +1,4 @@
-// The export's JSON text buffer: the same bytes as plugin/json_buffer.h (integers, µs with three
+// The export's JSON text buffer: the same bytes as plugin/export/json_buffer.h (integers, µs with three
 // decimals from integer ns, 16-digit hex, escaped strings), written through a raw pointer into
 // one growing char array instead of std::string appends, since the export formats hundreds of
 // millions of small pieces. Numbers use a two-digit table; plain ASCII strings are copied as is
@@ -14,7 +14,7 @@
 #include <memory>
 #include <string_view>
 
-#include "plugin/json_buffer.h"
+#include "plugin/export/json_buffer.h"
 
 namespace katrace {
 namespace exporting {

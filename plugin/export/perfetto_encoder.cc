@@ -4,8 +4,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plugin/export/json_buffer.h"
 #include "plugin/export/trace_meta_json.h"
-#include "plugin/json_buffer.h"
 
 namespace katrace {
 namespace exporting {

@@ -18,11 +18,11 @@ constexpr uint32_t kMaxFileHeaderBytes = 1u << 16;
 
 }  // namespace
 
-SpoolFile::~SpoolFile() {
+SpoolReader::~SpoolReader() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool SpoolFile::ReadAt(uint64_t offset, void* dst, size_t n) const {
+bool SpoolReader::ReadAt(uint64_t offset, void* dst, size_t n) const {
   uint8_t* p = static_cast<uint8_t*>(dst);
   while (n > 0) {
     ssize_t got = pread(fd_, p, n, static_cast<off_t>(offset));
@@ -35,7 +35,7 @@ bool SpoolFile::ReadAt(uint64_t offset, void* dst, size_t n) const {
   return true;
 }
 
-bool SpoolFile::Open(const std::string& path, std::string* error) {
+bool SpoolReader::Open(const std::string& path, std::string* error) {
   fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     *error = "cannot open '" + path + "': " + strerror(errno);
@@ -72,7 +72,7 @@ bool SpoolFile::Open(const std::string& path, std::string* error) {
   return true;
 }
 
-BlockStatus SpoolFile::ReadBlockHeader(uint64_t offset, BlockRef* ref, std::string* reason) const {
+BlockStatus SpoolReader::ReadBlockHeader(uint64_t offset, BlockRef* ref, std::string* reason) const {
   if (offset == size_) return BlockStatus::kEnd;
   if (offset > size_ || size_ - offset < sizeof(spool::BlockHeader)) {
     *reason = "the file ends inside a block header";
@@ -111,7 +111,7 @@ BlockStatus SpoolFile::ReadBlockHeader(uint64_t offset, BlockRef* ref, std::stri
   return BlockStatus::kOk;
 }
 
-bool SpoolFile::LoadBlock(const BlockRef& ref, bool verify, ByteBuffer* scratch, ByteBuffer* raw,
+bool SpoolReader::LoadBlock(const BlockRef& ref, bool verify, ByteBuffer* scratch, ByteBuffer* raw,
                           std::string* reason) const {
   bool lz4 = (ref.flags & spool::kBlockLz4) != 0;
   ByteBuffer* stored = lz4 ? scratch : raw;

@@ -60,12 +60,13 @@ enum class BlockStatus {
   kIoError,
 };
 
-class SpoolFile {
+// The read side of a spool file (the capture writes it: plugin/capture/spool_file.h).
+class SpoolReader {
  public:
-  SpoolFile() = default;
-  ~SpoolFile();
-  SpoolFile(const SpoolFile&) = delete;
-  SpoolFile& operator=(const SpoolFile&) = delete;
+  SpoolReader() = default;
+  ~SpoolReader();
+  SpoolReader(const SpoolReader&) = delete;
+  SpoolReader& operator=(const SpoolReader&) = delete;
 
   // Opens |path| and checks its file header; |error| says why not (missing, unreadable, not a
   // spool, a newer format).

@@ -28,7 +28,7 @@ constexpr size_t kWindowPerWorker = 4;
 
 }  // namespace
 
-StreamMerge::StreamMerge(const SpoolFile& file, const SpoolIndex& index, int workers, Progress* progress)
+StreamMerge::StreamMerge(const SpoolReader& file, const SpoolIndex& index, int workers, ExportProgress* progress)
     : progress_(progress) {
   // The schedule: blocks in the order the merge reaches them.
   std::vector<size_t> order(index.blocks.size());

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "plugin/export/block_pipeline.h"
-#include "plugin/export/progress.h"
+#include "plugin/export/export_progress.h"
 #include "plugin/export/spool_index.h"
 
 namespace katrace {
@@ -34,7 +34,7 @@ struct MergedRecord {
 
 class StreamMerge {
  public:
-  StreamMerge(const SpoolFile& file, const SpoolIndex& index, int workers, Progress* progress);
+  StreamMerge(const SpoolReader& file, const SpoolIndex& index, int workers, ExportProgress* progress);
   ~StreamMerge();
 
   bool Next(MergedRecord* out);
@@ -74,7 +74,7 @@ class StreamMerge {
   std::vector<Stream*> heap_;
   Stream* current_ = nullptr;
   std::unique_ptr<DecodedBlock> retired_;  // the block the last record pointed into
-  Progress* progress_;
+  ExportProgress* progress_;
   uint64_t malformed_ = 0;
   uint64_t failed_blocks_ = 0;
 };

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "plugin/export/json_out.h"
-#include "plugin/output_sink.h"
+#include "plugin/export/output_sink.h"
 
 namespace katrace {
 namespace exporting {

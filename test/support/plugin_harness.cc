@@ -11,6 +11,8 @@
 
 #include <mutex>
 
+#include "common/paths.h"
+
 namespace katrace_test {
 namespace {
 
@@ -77,8 +79,7 @@ void ClearCapturedLogs() {
 }
 
 std::string MakeTempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base ? base : "/tmp") + "/katrace-test-XXXXXX";
+  std::string tmpl = katrace::TempDir() + "/katrace-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) abort();

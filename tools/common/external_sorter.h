@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/paths.h"
+
 namespace katrace::tools {
 
 template <typename T, typename Less>
@@ -129,9 +131,7 @@ class ExternalSorter {
   }
 
   FILE* OpenTemporary() {
-    const char* dir = std::getenv("TMPDIR");
-    std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                       "/katrace-sort-XXXXXX";
+    std::string path = TempDir() + "/katrace-sort-XXXXXX";
     const int fd = mkstemp(path.data());
     if (fd < 0) {
       error_ = "cannot create sort spill file in " + path + ": " + std::strerror(errno);

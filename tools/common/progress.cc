@@ -36,17 +36,4 @@ void Progress::Done() {
   std::fprintf(stderr, "%s: %s: done in %.1f s\n", tool_.c_str(), label_.c_str(), seconds);
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1000.0 && unit < 4) {
-    value /= 1000.0;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
-  return buf;
-}
-
 }  // namespace katrace::tools

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/human_bytes.h"  // HumanBytes, which the progress lines print (and merger.cc uses)
+
 namespace katrace::tools {
 
 class Progress {
@@ -26,9 +28,6 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
 };
-
-// "1.2 GB", "340 MB", "12 kB": decimal units, for messages.
-std::string HumanBytes(uint64_t bytes);
 
 }  // namespace katrace::tools
 

@@ -12,11 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "common/ends_with.h"
+#include "common/paths.h"
 #include "common/trace_format.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/spool_index.h"
 
 namespace {
+
+using katrace::Basename;
+using katrace::EndsWith;
 
 const char kUsage[] =
     "usage: katrace-export SPOOL... [-o OUT] [--format json|perfetto|nvtxt] [--keep-spool] [--quiet]\n"
@@ -44,15 +49,6 @@ const char kUsage[] =
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {

@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/output_file.h"
 #include "tools/common/json_fields.h"
-#include "tools/common/output_file.h"
 
 namespace katrace::tools {
 namespace {

@@ -2,7 +2,8 @@
 // kStatsUsage).
 #include <cstdio>
 
-#include "tools/common/output_file.h"
+#include "common/ends_with.h"
+#include "common/output_file.h"
 #include "tools/stats/hang_merge.h"
 #include "tools/stats/report_writer.h"
 #include "tools/stats/stats_collector.h"
@@ -23,9 +24,9 @@ int main(int argc, char** argv) {
   state.tables.Finish();
   state.stragglers.Finish(state.comm_sizes);
   const std::string report = RenderStats(state, options);
-  OutputFile out;
+  katrace::OutputFile out;
   std::string error;
-  if (!out.Open(options.output, HasGzipSuffix(options.output), &error) || !out.Write(report) ||
+  if (!out.Open(options.output, katrace::EndsWith(options.output, ".gz"), &error) || !out.Write(report) ||
       !out.Commit(&error)) {
     std::fprintf(stderr, "katrace-stats: %s\n", error.c_str());
     return 2;

@@ -3,6 +3,7 @@
 // per cell, so text shows readable units while CSV and JSON carry raw numbers.
 #include "tools/stats/report_writer.h"
 
+#include "common/hex16.h"
 #include "common/summary_table.h"
 #include "tools/common/plural.h"
 
@@ -38,12 +39,6 @@ std::string Fixed(double value, int precision) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, precision);
   return std::string(buf, r.ptr);
-}
-
-std::string Hex16(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string CsvCell(const Json& value) {

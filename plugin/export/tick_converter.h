@@ -1,4 +1,5 @@
-// Host ticks to CLOCK_MONOTONIC ns, from the spool's Clock records (formula in
+// The export's conversion of the spool's host ticks to CLOCK_MONOTONIC ns (the capture reads the
+// ticks: plugin/capture/host_clock.h), from the spool's Clock records (formula in
 // katrace/spool_format.h), piecewise: CLOCK_MONOTONIC is slewed by NTP while the TSC is not, so
 // one rate over the whole run drifts by microseconds. Ticks are converted by linear
 // interpolation between the two Clock records around them, and outside the records with the
@@ -7,8 +8,8 @@
 // converting never divides. Garbage calibration (zero or absurd rates, ticks or ns going
 // backwards) degrades that segment to an offset-only conversion instead of overflowing: every
 // step is done in 128 bits and saturated.
-#ifndef KATRACE_PLUGIN_EXPORT_HOST_CLOCK_H_
-#define KATRACE_PLUGIN_EXPORT_HOST_CLOCK_H_
+#ifndef KATRACE_PLUGIN_EXPORT_TICK_CONVERTER_H_
+#define KATRACE_PLUGIN_EXPORT_TICK_CONVERTER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +22,7 @@
 namespace katrace {
 namespace exporting {
 
-class HostClock {
+class TickConverter {
  public:
   // |clocks|: every Clock record of the spool, in any order.
   void Init(std::vector<spool::ClockBody> clocks) {
@@ -97,4 +98,4 @@ class HostClock {
 }  // namespace exporting
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_EXPORT_HOST_CLOCK_H_
+#endif  // KATRACE_PLUGIN_EXPORT_TICK_CONVERTER_H_

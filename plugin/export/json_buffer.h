@@ -1,13 +1,15 @@
 // Append-only text buffer with the few JSON primitives the trace needs. Numbers are formatted
 // from integers (no floating point, no locale), and times in microseconds keep exactly three
 // decimals, i.e. nanosecond precision, as Perfetto reads them.
-#ifndef KATRACE_PLUGIN_JSON_BUFFER_H_
-#define KATRACE_PLUGIN_JSON_BUFFER_H_
+#ifndef KATRACE_PLUGIN_EXPORT_JSON_BUFFER_H_
+#define KATRACE_PLUGIN_EXPORT_JSON_BUFFER_H_
 
 #include <stdint.h>
 #include <string.h>
 
 #include <string>
+
+#include "common/hex16.h"
 
 namespace katrace {
 
@@ -68,10 +70,9 @@ class JsonBuffer {
   }
 
   JsonBuffer& Hex64(uint64_t v) {
-    static const char kDigits[] = "0123456789abcdef";
-    char tmp[16];
-    for (int i = 15; i >= 0; --i, v >>= 4) tmp[i] = kDigits[v & 0xf];
-    out_.append(tmp, 16);
+    char digits[16];
+    FormatHex16(v, digits);
+    out_.append(digits, sizeof(digits));
     return *this;
   }
 
@@ -159,4 +160,4 @@ inline void AppendWellFormedUtf8(std::string* out, const char* s, size_t n, bool
 
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_JSON_BUFFER_H_
+#endif  // KATRACE_PLUGIN_EXPORT_JSON_BUFFER_H_

@@ -2,27 +2,29 @@
 // channel, 400+2c+d KernelStep (d = 0 send, 1 recv), 500+2c+d proxy; tid 0 for counters. In a
 // file of several ranks the i-th rank's track ids are offset by 1000 i and its record ids by
 // 10^9 i, so both stay unique in the file, as the plugin keeps them.
-#include "tools/common/synthetic_trace.h"
+#include "test/support/synthetic_trace.h"
 
 #include <algorithm>
 #include <map>
 #include <vector>
 
+#include "common/ends_with.h"
+#include "common/hex16.h"
+#include "common/output_file.h"
 #include "katrace/drain_counters.h"
 #include "tools/common/json_fields.h"
-#include "tools/common/output_file.h"
 
-namespace katrace::tools {
+namespace katrace_test {
 namespace {
 
+using katrace::DrainCounterField;
+using katrace::DrainCounters;
+using katrace::EndsWith;
+using katrace::Hex16;
+using katrace::OutputFile;
+using katrace::kDrainCounterFields;
+using katrace::tools::NsToUsText;
 using T = SyntheticTiming;
-
-std::string Hex16(uint64_t v) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
-  return out;
-}
 
 std::string Num(int64_t v) { return std::to_string(v); }
 
@@ -226,7 +228,7 @@ class Writer {
                     ",\"gpu_start_ns\":" + Num(GpuRawNs(start)) + ",\"gpu_ready_ns\":" +
                     Num(GpuRawNs(start + T::kStepWaitNs)) + ",\"gpu_stop_ns\":" +
                     Num(GpuRawNs(start + step_ns)) + ",\"abandoned\":false");
-          const std::string half_parent = ",\"parent\":" + Num(step_id);
+          const std::string half_parent = ",\"parent\":" + Num(step_id) + ",\"kernel_step\":" + Num(step_id);
           Slice("KernelStepWait", "wait", tid, start, T::kStepWaitNs, next_id_++, half_parent);
           Slice("KernelStepTransfer", "transfer", tid, start + T::kStepWaitNs, TransferNs(c),
                 next_id_++, half_parent);
@@ -293,7 +295,7 @@ bool WriteSyntheticProcessTraceFile(const std::string& path,
                                     const std::vector<SyntheticRankOptions>& ranks,
                                     std::string* error) {
   OutputFile file;
-  if (!file.Open(path, HasGzipSuffix(path), error)) return false;
+  if (!file.Open(path, EndsWith(path, ".gz"), error)) return false;
   WriteSyntheticProcessTrace(ranks, [&file](std::string_view piece) { file.Write(piece); });
   return file.Commit(error);
 }
@@ -307,9 +309,9 @@ std::string SyntheticTraceText(const SyntheticRankOptions& options) {
 bool WriteSyntheticTraceFile(const std::string& path, const SyntheticRankOptions& options,
                              std::string* error) {
   OutputFile file;
-  if (!file.Open(path, HasGzipSuffix(path), error)) return false;
+  if (!file.Open(path, EndsWith(path, ".gz"), error)) return false;
   WriteSyntheticTrace(options, [&file](std::string_view piece) { file.Write(piece); });
   return file.Commit(error);
 }
 
-}  // namespace katrace::tools
+}  // namespace katrace_test

@@ -1,12 +1,14 @@
-// Writes a synthetic katrace trace (one rank, or several of one process) in the documented format (docs/trace-format.md):
-// AllReduce-style collectives with host API/enqueue slices, proxy ops, per-channel KernelCh,
-// KernelSteps with wait/transfer halves, CollGpu extents and flows, in completion order (children
-// before their Coll, as the plugin writes them). Ranks of one synthetic job share a timeline, so
-// a merge must line the same collective up across ranks. Used by the tool tests and for
-// throughput measurements on multi-million-event inputs; the durations are fixed so tests can
-// compute every summary by hand (see SyntheticTiming).
-#ifndef KATRACE_TOOLS_COMMON_SYNTHETIC_TRACE_H_
-#define KATRACE_TOOLS_COMMON_SYNTHETIC_TRACE_H_
+// Writes a synthetic katrace trace (one rank, or several of one process) in the documented format
+// (docs/trace-format.md): AllReduce-style collectives with host API/enqueue slices, proxy ops,
+// per-channel KernelCh, KernelSteps with wait/transfer halves, CollGpu extents and flows. Unlike
+// the plugin, which writes slices in start order (a parent before its children), it writes each
+// collective in completion order (children before their Coll): the tools must not depend on the
+// order of a file's slices, and this is the order the plugin's traces never test. Ranks of one synthetic job share a timeline, so a
+// merge must line the same collective up across ranks. Test support for the trace tools' suites
+// (big inputs for throughput runs too); the durations are fixed so tests can compute every
+// summary by hand (see SyntheticTiming).
+#ifndef KATRACE_TEST_SUPPORT_SYNTHETIC_TRACE_H_
+#define KATRACE_TEST_SUPPORT_SYNTHETIC_TRACE_H_
 
 #include <cstdint>
 #include <functional>
@@ -14,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace katrace::tools {
+namespace katrace_test {
 
 struct SyntheticTiming {
   static constexpr int64_t kCollApiNs = 5000;
@@ -73,10 +75,10 @@ bool WriteSyntheticProcessTraceFile(const std::string& path,
                                     std::string* error);
 // The whole trace as text (small traces only).
 std::string SyntheticTraceText(const SyntheticRankOptions& options);
-// Writes to |path| (gzip when it ends in .gz) through OutputFile.
+// Writes to |path| (gzip when it ends in .gz) through common/output_file.h.
 bool WriteSyntheticTraceFile(const std::string& path, const SyntheticRankOptions& options,
                              std::string* error);
 
-}  // namespace katrace::tools
+}  // namespace katrace_test
 
-#endif  // KATRACE_TOOLS_COMMON_SYNTHETIC_TRACE_H_
+#endif  // KATRACE_TEST_SUPPORT_SYNTHETIC_TRACE_H_

@@ -1,8 +1,9 @@
-// Progress lines on stderr for long exports: nothing during the first second (short exports stay
-// quiet), then one line about every two seconds with blocks and bytes done of the total.
+// The export's progress lines on stderr (katrace-export, or the plugin exporting a long run):
+// nothing during the first second (short exports stay quiet), then one line about every two
+// seconds with blocks and bytes done of the total. (The trace tools' own is tools::Progress.)
 // Counters are atomics so decode workers can add to them; only one thread calls Poll.
-#ifndef KATRACE_PLUGIN_EXPORT_PROGRESS_H_
-#define KATRACE_PLUGIN_EXPORT_PROGRESS_H_
+#ifndef KATRACE_PLUGIN_EXPORT_EXPORT_PROGRESS_H_
+#define KATRACE_PLUGIN_EXPORT_EXPORT_PROGRESS_H_
 
 #include <stdint.h>
 
@@ -12,9 +13,9 @@
 namespace katrace {
 namespace exporting {
 
-class Progress {
+class ExportProgress {
  public:
-  Progress(bool enabled, std::string label);
+  ExportProgress(bool enabled, std::string label);
   // A new phase ("scanning", "writing") over |blocks| blocks of |bytes| bytes.
   void Phase(const char* name, uint64_t blocks, uint64_t bytes);
   void Add(uint64_t blocks, uint64_t bytes) {
@@ -35,4 +36,4 @@ class Progress {
 }  // namespace exporting
 }  // namespace katrace
 
-#endif  // KATRACE_PLUGIN_EXPORT_PROGRESS_H_
+#endif  // KATRACE_PLUGIN_EXPORT_EXPORT_PROGRESS_H_

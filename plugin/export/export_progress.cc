@@ -1,4 +1,4 @@
-#include "plugin/export/progress.h"
+#include "plugin/export/export_progress.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -18,12 +18,12 @@ constexpr uint64_t kEveryNs = 2000000000ull;
 
 }  // namespace
 
-Progress::Progress(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
+ExportProgress::ExportProgress(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
   start_ns_ = NowNs();
   next_ns_ = start_ns_ + kQuietNs;
 }
 
-void Progress::Phase(const char* name, uint64_t blocks, uint64_t bytes) {
+void ExportProgress::Phase(const char* name, uint64_t blocks, uint64_t bytes) {
   phase_ = name;
   total_blocks_ = blocks;
   total_bytes_ = bytes;
@@ -31,7 +31,7 @@ void Progress::Phase(const char* name, uint64_t blocks, uint64_t bytes) {
   bytes_.store(0, std::memory_order_relaxed);
 }
 
-void Progress::Poll() {
+void ExportProgress::Poll() {
   if (!enabled_) return;
   uint64_t now = NowNs();
   if (now < next_ns_) return;

@@ -1,0 +1,77 @@
+#include "plugin/export/output_sink.h"
+
+#include <string.h>
+
+#include "common/paths.h"
+#include "common/warning.h"
+
+namespace katrace {
+namespace {
+
+// A trace path is a file name ("-" too), a directory in the way is written beside, and what was
+// written stays when the output fails.
+OutputFilePolicy TracePolicy() {
+  OutputFilePolicy p;
+  p.dash_is_stdout = false;
+  p.refuse_directory = false;
+  p.keep_failed_temp = true;
+  return p;
+}
+
+// Why |file| could not be opened, in the words of the warning.
+std::string OpenFailure(const OutputFile& file) {
+  return file.failed_errno() != 0 ? strerror(file.failed_errno()) : "cannot start gzip";
+}
+
+}  // namespace
+
+OutputSink::OutputSink() : file_(TracePolicy()) {}
+
+bool OutputSink::Open(const std::string& path, bool gzip) {
+  std::string ignored;  // the warnings below word it for the plugin
+  if (file_.Open(path, gzip, &ignored)) return true;
+  const std::string error = OpenFailure(file_);
+  const std::string fallback = TempDir() + "/" + Basename(path);
+  if (fallback != path && file_.Open(fallback, gzip, &ignored)) {
+    Warn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + fallback + "' instead");
+    return true;
+  }
+  Warn("cannot write the trace to '" + path + "' (" + error +
+       "); no trace file will be written, the job goes on (set KATRACE_OUTPUT to a writable path)");
+  failed_ = true;
+  return false;
+}
+
+void OutputSink::Fail() {
+  ++io_errors_;
+  if (failed_) return;
+  failed_ = true;
+  const std::string reason = strerror(file_.failed_errno());
+  const std::string& tmp = file_.temp_path();
+  if (file_.failed_step() == OutputFile::Step::kRename) {
+    Warn("renaming '" + tmp + "' to '" + file_.path() + "' failed (" + reason + "); the complete trace is in '" + tmp +
+         "'");
+    return;
+  }
+  const std::string what = file_.failed_step() == OutputFile::Step::kClose ? "closing" : "writing";
+  if (file_.in_place()) {
+    Warn(what + " '" + file_.path() + "' failed (" + reason + "); the rest of the trace is lost, the job goes on");
+  } else {
+    Warn(what + " '" + tmp + "' failed (" + reason +
+         "); the rest of the trace is lost, the job goes on; the partial file is kept");
+  }
+}
+
+void OutputSink::Write(const char* data, size_t n) {
+  if (failed_ || n == 0) return;
+  if (!file_.Write(data, n)) Fail();
+}
+
+bool OutputSink::Commit() {
+  std::string ignored;
+  if (file_.Commit(&ignored)) return true;
+  if (!failed_) Fail();
+  return false;
+}
+
+}  // namespace katrace
