@@ -1,14 +1,17 @@
 #include "plugin/config.h"
 
-#include "plugin/handle_codec.h"
-
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
+
+#include "common/duration.h"
+#include "common/text.h"
+#include "plugin/handle_codec.h"
 
 namespace katrace {
 namespace {
@@ -16,18 +19,6 @@ namespace {
 // A pool slot index travels in 21 bits of the handle, the top value meaning "untracked" (see
 // handle_codec.h).
 constexpr uint32_t kMaxPoolSize = kUntrackedSlot;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n");
-  return s.substr(b, e - b + 1);
-}
 
 bool ParseUnsigned(const std::string& text, uint64_t max, uint64_t* out) {
   std::string t = Trim(text);
@@ -58,41 +49,34 @@ void ReadBool(const EnvLookup& env, const WarnSink& warn, const char* var, bool*
 }  // namespace
 
 bool ParseCaptureSpan(const std::string& text, bool allow_collectives, CaptureSpan* out, std::string* error) {
+  // A count of collectives is a whole number and one of the names of that unit; anything else is
+  // a time, in the one duration grammar of every katrace option (common/duration.h).
   const std::string t = Lower(Trim(text));
-  size_t digits = 0;
-  while (digits < t.size() && isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
-  const std::string units = allow_collectives ? "ns, us, ms, s, m, h or colls" : "ns, us, ms, s, m or h";
-  if (digits == 0 || digits > 15) {
-    *error = "is not a whole number followed by " + units;
+  const size_t number_end = std::min(t.find_first_not_of("0123456789."), t.size());
+  const std::string unit = Trim(t.substr(number_end));
+  if (unit == "colls" || unit == "coll" || unit == "collectives") {
+    const std::string number = t.substr(0, number_end);
+    if (!allow_collectives) {
+      *error = "is a count of collectives, where only a time is taken (" + std::string(kDurationSyntax) + ")";
+      return false;
+    }
+    if (number.empty() || number.size() > 15 || number.find('.') != std::string::npos) {
+      *error = "is not a whole number of collectives (e.g. 2000colls)";
+      return false;
+    }
+    out->unit = CaptureSpan::kCollectives;
+    out->value = strtoull(number.c_str(), nullptr, 10);
+    return true;
+  }
+  int64_t ns = 0;
+  if (!ParseDuration(text, &ns, error)) {
+    *error += " (want " + std::string(kDurationSyntax) +
+              (allow_collectives ? "; or a count of collectives, e.g. 2000colls)" : ")");
     return false;
   }
-  const uint64_t n = strtoull(t.substr(0, digits).c_str(), nullptr, 10);
-  const std::string unit = Trim(t.substr(digits));
-  static const struct {
-    const char* name;
-    uint64_t ns;
-  } kTimeUnits[] = {{"ns", 1},
-                    {"us", 1000},
-                    {"ms", 1000 * 1000},
-                    {"", 1000ull * 1000 * 1000},
-                    {"s", 1000ull * 1000 * 1000},
-                    {"m", 60ull * 1000 * 1000 * 1000},
-                    {"min", 60ull * 1000 * 1000 * 1000},
-                    {"h", 3600ull * 1000 * 1000 * 1000}};
-  for (const auto& u : kTimeUnits) {
-    if (unit != u.name) continue;
-    if (n > UINT64_MAX / u.ns) break;
-    out->unit = CaptureSpan::kNanoseconds;
-    out->value = n * u.ns;
-    return true;
-  }
-  if (allow_collectives && (unit == "colls" || unit == "coll" || unit == "collectives")) {
-    out->unit = CaptureSpan::kCollectives;
-    out->value = n;
-    return true;
-  }
-  *error = "has no unit among " + units;
-  return false;
+  out->unit = CaptureSpan::kNanoseconds;
+  out->value = static_cast<uint64_t>(ns);
+  return true;
 }
 
 std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, const std::string& host) {

@@ -24,8 +24,9 @@ struct CaptureSpan {
   uint64_t value = 0;
 };
 
-// Parses "30s", "500ms", "250us", "1000ns", "2m", "1h" (a bare number is seconds, as in Nsight
-// Systems) or, when |allow_collectives|, "2000colls". False with |*error| on anything else.
+// Parses a time in the duration grammar of common/duration.h ("30s", "1.5s", "500ms", "2m"; a bare
+// number is seconds, as in Nsight Systems) or, when |allow_collectives|, a count of collectives
+// ("2000colls"). False with |*error| (phrased to follow the value) on anything else.
 bool ParseCaptureSpan(const std::string& text, bool allow_collectives, CaptureSpan* out, std::string* error);
 
 struct Config {

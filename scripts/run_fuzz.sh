@@ -31,18 +31,19 @@ flags=(-std=c++17 -O1 -g1 -Iinclude -I. -Wall -Wextra -Werror -fsanitize=fuzzer,
 plugin="$out/libnccl-profiler-katrace-fuzz.so"
 sources_of() {  # the sources of one target; the objects are shared, each source compiled once
   local tools_common shared_common
-  tools_common=$(ls tools/common/*.cc | grep -v synthetic_trace)
+  tools_common=$(ls tools/common/*.cc)
   shared_common=$(ls common/*.cc)
   case $1 in
     # The plugin's own sources, as plugin/module.mk builds the .so (PLUGIN_SRCS).
     plugin) echo plugin/*.cc plugin/capture/*.cc plugin/export/*.cc common/summary_table.cc \
-      common/file_writer.cc common/busy_time.cc common/activity_summary.cc common/event_mask.cc ;;
+      common/file_writer.cc common/output_file.cc common/busy_time.cc common/activity_summary.cc \
+      common/event_mask.cc common/duration.cc ;;
     fuzz_abi_stream) echo fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc ;;
     fuzz_trace_reader) echo fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc fuzz/bytes_file.cc \
       $tools_common $shared_common ;;
     # The export stage as tools/export/module.mk links it (EXPORT_LIB_OBJS).
     fuzz_spool_export) echo fuzz/fuzz_spool_export.cc fuzz/spool_export_input.cc plugin/export/*.cc \
-      plugin/output_sink.cc plugin/logger.cc common/file_writer.cc common/summary_table.cc \
+      common/output_file.cc common/file_writer.cc common/summary_table.cc \
       common/busy_time.cc common/activity_summary.cc ;;
     fuzz_trace_tools) echo fuzz/fuzz_trace_tools.cc fuzz/trace_tools_input.cc fuzz/bytes_file.cc \
       $(ls tools/check/*.cc tools/stats/*.cc tools/merge/*.cc | grep -v /main.cc) $tools_common $shared_common ;;

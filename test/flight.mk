@@ -7,7 +7,9 @@ FLIGHT_TEST_OBJS := $(BUILD)/obj/test/test_flight_ring.o $(BUILD)/obj/test/test_
     $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/block_frame.o \
     $(BUILD)/obj/plugin/capture/spool_writer.o $(BUILD)/obj/plugin/capture/spool_file.o \
     $(BUILD)/obj/plugin/capture/crash_dump.o $(BUILD)/obj/plugin/capture/host_clock.o \
-    $(BUILD)/obj/plugin/flight_exports.o $(BUILD)/obj/plugin/session_export.o $(BUILD)/obj/plugin/config.o $(BUILD)/obj/common/event_mask.o
+    $(BUILD)/obj/plugin/flight_exports.o $(BUILD)/obj/plugin/session_export.o $(BUILD)/obj/plugin/config.o $(BUILD)/obj/common/event_mask.o \
+    $(BUILD)/obj/plugin/logger.o \
+    $(BUILD)/obj/common/duration.o
 $(BUILD)/test/test_flight: $(FLIGHT_TEST_OBJS) $(EXPORT_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS) $(EXPORT_LIB_LIBS)

@@ -25,7 +25,7 @@ $(BUILD)/test/test_plugin: $(PLUGIN_TEST_OBJS) $(TEST_SUPPORT_OBJS) | $(PLUGIN_S
 # Parser units of the configuration, linked directly (their effect through the .so is tested in
 # test_plugin_config.cc).
 $(BUILD)/test/test_config: $(BUILD)/obj/test/test_config_parsing.o $(BUILD)/obj/plugin/config.o \
-    $(BUILD)/obj/common/event_mask.o
+    $(BUILD)/obj/common/event_mask.o $(BUILD)/obj/common/duration.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 

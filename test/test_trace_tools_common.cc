@@ -1,5 +1,5 @@
-// The shared pieces under tools/common: streaming reader, external sorter, time text and
-// command-line helpers.
+// The shared pieces under tools/common (streaming reader, external sorter, time text and
+// command-line helpers) and those of common/ the tools use (the output file, names and numbers).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,11 +16,16 @@
 #include <tuple>
 #include <vector>
 
+#include "common/duration.h"
+#include "common/ends_with.h"
+#include "common/hex16.h"
+#include "common/human_bytes.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "test/support/synthetic_trace.h"
 #include "tools/common/cli_args.h"
 #include "tools/common/external_sorter.h"
 #include "tools/common/json_fields.h"
-#include "tools/common/output_file.h"
-#include "tools/common/synthetic_trace.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
 
@@ -28,6 +33,10 @@ namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::SyntheticRankOptions;
+using katrace_test::SyntheticTraceText;
+using katrace_test::WriteSyntheticProcessTrace;
+using katrace_test::WriteSyntheticTrace;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -41,11 +50,12 @@ class TempDir {
     path_ = mkdtemp(pattern);
   }
   ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
   std::string Write(const std::string& name, const std::string& text) const {
     OutputFile out;
     std::string error;
     const std::string path = (path_ / name).string();
-    EXPECT_TRUE(out.Open(path, HasGzipSuffix(path), &error)) << error;
+    EXPECT_TRUE(out.Open(path, EndsWith(path, ".gz"), &error)) << error;
     out.Write(text);
     EXPECT_TRUE(out.Commit(&error)) << error;
     return path;
@@ -297,6 +307,75 @@ TEST(OutputFileTest, AnOutputThatCannotBeCreatedIsNamed) {
   EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
 }
 
+// The two policies the plugin and the tools use for a directory in the output's way: a tool
+// refuses it at Open; the plugin writes beside it and keeps the whole output under the
+// temporary name, which the failed rename names.
+TEST(OutputFileTest, ADirectoryInTheWayIsRefusedOrKeptBesideByPolicy) {
+  TempDir dir;
+  const std::string path = (dir.path() / "out.json").string();
+  ASSERT_EQ(mkdir(path.c_str(), 0755), 0);
+  std::string error;
+  OutputFile tool;
+  EXPECT_FALSE(tool.Open(path, false, &error));
+  EXPECT_NE(error.find("cannot open " + path + ": Is a directory"), std::string::npos) << error;
+  OutputFilePolicy keep;
+  keep.refuse_directory = false;
+  keep.keep_failed_temp = true;
+  OutputFile plugin(keep);
+  ASSERT_TRUE(plugin.Open(path, true, &error)) << error;
+  EXPECT_TRUE(plugin.Write("whole"));
+  EXPECT_FALSE(plugin.Commit(&error));
+  EXPECT_EQ(plugin.failed_step(), OutputFile::Step::kRename);
+  EXPECT_NE(error.find("cannot rename " + plugin.temp_path()), std::string::npos) << error;
+  EXPECT_TRUE(fs::exists(plugin.temp_path())) << "the whole output stays under its temporary name";
+}
+
+// "-" is stdout for a tool and a file named "-" for the plugin (whose trace path is a file name).
+TEST(OutputFileTest, DashIsStdoutOnlyWhenThePolicySaysSo) {
+  TempDir dir;
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  OutputFilePolicy file_named_dash;
+  file_named_dash.dash_is_stdout = false;
+  OutputFile out(file_named_dash);
+  std::string error;
+  ASSERT_TRUE(out.Open("-", false, &error)) << error;
+  EXPECT_FALSE(out.in_place());
+  out.Write("dash");
+  ASSERT_TRUE(out.Commit(&error)) << error;
+  EXPECT_EQ(ReadFile("-"), "dash");
+  OutputFile tool;
+  ASSERT_TRUE(tool.Open("-", false, &error)) << error;
+  EXPECT_TRUE(tool.in_place());
+  EXPECT_TRUE(tool.Commit(&error)) << error;
+  fs::current_path(cwd);
+}
+
+TEST(SharedHelpersTest, NamesNumbersAndSuffixes) {
+  EXPECT_EQ(Hex16(0x00ab00cd00ef0012ull), "00ab00cd00ef0012");
+  EXPECT_EQ(Hex16(0), "0000000000000000");
+  EXPECT_EQ(HumanBytes(512), "512 B");
+  EXPECT_EQ(HumanBytes(1234567), "1.2 MB");
+  EXPECT_EQ(HumanBytes(56900000000ull), "56.9 GB");
+  EXPECT_TRUE(EndsWith("t.json.gz", ".gz"));
+  EXPECT_FALSE(EndsWith("gz", ".gz"));
+  EXPECT_EQ(Basename("/a/b/trace.json"), "trace.json");
+  EXPECT_EQ(Basename("trace.json"), "trace.json");
+  EXPECT_EQ(Basename("/a/dir/"), "");
+}
+
+TEST(SharedHelpersTest, TempDirIsTmpdirUnlessUnsetOrEmpty) {
+  const char* saved = getenv("TMPDIR");
+  const std::string before = saved != nullptr ? saved : "";
+  setenv("TMPDIR", "/scratch/x", 1);
+  EXPECT_EQ(katrace::TempDir(), "/scratch/x");
+  setenv("TMPDIR", "", 1);
+  EXPECT_EQ(katrace::TempDir(), "/tmp");
+  unsetenv("TMPDIR");
+  EXPECT_EQ(katrace::TempDir(), "/tmp");
+  if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1);
+}
+
 TEST(JsonFieldsTest, TimesAreExactNanoseconds) {
   EXPECT_EQ(NsToUsText(0), "0.000");
   EXPECT_EQ(NsToUsText(12345), "12.345");
@@ -327,16 +406,18 @@ TEST(CliArgsTest, RankListsDurationsAndSizes) {
   EXPECT_TRUE(ranks.Contains(12));
   EXPECT_FALSE(ranks.Parse("7-3", &error));
   EXPECT_FALSE(ranks.Parse("a", &error));
+  // Durations are the one grammar of common/duration.h (test_grammar): a bare number is seconds.
   int64_t ns = 0;
-  ASSERT_TRUE(ParseDurationNs("1.5s", &ns, &error));
+  ASSERT_TRUE(katrace::ParseDuration("1.5s", &ns, &error));
   EXPECT_EQ(ns, 1500000000);
-  ASSERT_TRUE(ParseDurationNs("200ms", &ns, &error));
+  ASSERT_TRUE(katrace::ParseDuration("200ms", &ns, &error));
   EXPECT_EQ(ns, 200000000);
-  ASSERT_TRUE(ParseDurationNs("35us", &ns, &error));
+  ASSERT_TRUE(katrace::ParseDuration("35us", &ns, &error));
   EXPECT_EQ(ns, 35000);
-  ASSERT_TRUE(ParseDurationNs("100ns", &ns, &error));
+  ASSERT_TRUE(katrace::ParseDuration("100ns", &ns, &error));
   EXPECT_EQ(ns, 100);
-  EXPECT_FALSE(ParseDurationNs("100", &ns, &error));
+  ASSERT_TRUE(katrace::ParseDuration("100", &ns, &error));
+  EXPECT_EQ(ns, 100000000000);
   uint64_t bytes = 0;
   ASSERT_TRUE(ParseByteSize("256M", &bytes, &error));
   EXPECT_EQ(bytes, 256u << 20);

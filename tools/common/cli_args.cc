@@ -2,7 +2,6 @@
 #include "tools/common/cli_args.h"
 
 #include <charconv>
-#include <cmath>
 #include <cstring>
 
 namespace katrace::tools {
@@ -71,26 +70,6 @@ bool RankSelection::Contains(int64_t rank) const {
   for (const auto& [lo, hi] : ranges_) {
     if (rank >= lo && rank <= hi) return true;
   }
-  return false;
-}
-
-bool ParseDurationNs(const std::string& text, int64_t* ns, std::string* error) {
-  static const std::pair<const char*, double> kUnits[] = {
-      {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-  for (const auto& [unit, scale] : kUnits) {
-    const size_t ulen = std::strlen(unit);
-    if (text.size() <= ulen || text.compare(text.size() - ulen, ulen, unit) != 0) continue;
-    const std::string number = text.substr(0, text.size() - ulen);
-    double value = 0;
-    const auto result = std::from_chars(number.data(), number.data() + number.size(), value);
-    // "1ms" also ends in "s"; only accept a unit whose prefix is a clean number.
-    if (result.ec != std::errc() || result.ptr != number.data() + number.size()) continue;
-    const double scaled = value * scale;
-    if (!std::isfinite(scaled) || std::fabs(scaled) > 9.0e18) break;
-    *ns = std::llround(scaled);
-    return true;
-  }
-  *error = "bad duration '" + text + "' (want a number with a unit: ns, us, ms or s)";
   return false;
 }
 

@@ -1,5 +1,5 @@
-// Small command-line helpers shared by the tools: option values, rank lists ("0-7,12"),
-// durations with units ("1.5s", "200ms") and byte sizes ("256M").
+// Small command-line helpers shared by the tools: option values, rank lists ("0-7,12") and byte
+// sizes ("256M"). Durations have their own grammar, shared with the plugin: common/duration.h.
 #ifndef KATRACE_TOOLS_COMMON_CLI_ARGS_H_
 #define KATRACE_TOOLS_COMMON_CLI_ARGS_H_
 
@@ -28,8 +28,6 @@ class RankSelection {
   std::vector<std::pair<int64_t, int64_t>> ranges_;
 };
 
-// "<number><unit>" with unit ns, us, ms or s; the number may have decimals.
-bool ParseDurationNs(const std::string& text, int64_t* ns, std::string* error);
 // "<integer>[k|K|m|M|g|G]", binary multiples.
 bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error);
 bool ParseUint64(const std::string& text, uint64_t* value);

@@ -20,7 +20,7 @@ bool EventSelection::Keep(char ph, const std::string& cat, int64_t start_ns,
     case 's': case 't': case 'f': return KeepsKind("flow") && InWindow(start_ns, end_ns);
     case 'C': return KeepsKind("counter") && InWindow(start_ns, end_ns);
     case 'i': case 'I': return KeepsKind("instant") && InWindow(start_ns, end_ns);
-    default: return options_.kinds.empty() && InWindow(start_ns, end_ns);
+    default: return !options_.kinds && InWindow(start_ns, end_ns);
   }
 }
 

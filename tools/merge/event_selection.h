@@ -28,7 +28,7 @@ class EventSelection {
 
  private:
   bool KeepsKind(const std::string& kind) const {
-    return options_.kinds.empty() || options_.kinds.count(kind) != 0;
+    return !options_.kinds || options_.kinds->count(kind) != 0;
   }
   const MergeOptions& options_;
 };

@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <utility>
 
-#include "tools/common/event_kinds.h"
+#include "common/duration.h"
+#include "common/ends_with.h"
+#include "common/event_mask.h"
+#include "katrace/event_kinds.h"
 
 namespace katrace::tools {
 
@@ -25,11 +29,19 @@ const char kMergeUsage[] =
     "  -o, --output OUT   output file; gzip when it ends in .gz or with --gzip; '-' = stdout\n"
     "  --gzip             gzip the output\n"
     "  --ranks LIST       keep only these ranks (the inputs' pids), e.g. 0-7,12\n"
-    "  --from T, --to T   keep only events overlapping this window of the merged timeline,\n"
-    "                     with a unit: 1.5s, 200ms, 35us, 100ns\n"
-    "  --kinds LIST       keep only these event kinds: Coll, KernelStep, ... or the groups\n"
-    "                     host, gpu; add flow, counter, instant to keep those (all are kept\n"
-    "                     when --kinds is not given); metadata is always kept\n"
+    "  --from T, --to T   keep only events overlapping this window of the merged timeline;\n"
+    "                     T counts from its start: 1.5s, 200ms, 35us, 100ns, 2m (a bare\n"
+    "                     number is seconds, as for KATRACE_DELAY)\n"
+    "  --kinds LIST       keep only these events, named as in KATRACE_MASK: kinds (coll,\n"
+    "                     KernelStep, ...; any case), the sets api, proxy, net, host, gpu,\n"
+    "                     ce, all, none, default, and -name to remove one, joined by , + |\n"
+    "                     or spaces, left to right; a kind also keeps the slices derived from\n"
+    "                     it (coll: CollGpu; kernelstep: its wait and transfer halves;\n"
+    "                     proxystep: ProxyStepState), which can also be named alone\n"
+    "                     (collgpu, kernelstepwait, kernelsteptransfer, proxystepstate);\n"
+    "                     flow, counter and instant keep those events (all includes them).\n"
+    "                     E.g. coll,gpu,flow or all,-proxystep. Without --kinds every event\n"
+    "                     is kept; metadata always is\n"
     "  --warn-mb N        warn when the output passes N MB (default 300: Perfetto's web UI\n"
     "                     struggles past a few hundred MB of JSON)\n"
     "  -q, --quiet        no summary line\n"
@@ -40,28 +52,50 @@ const char kMergeUsage[] =
 
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool AddKinds(const std::string& list, std::set<std::string>* kinds, std::string* error) {
-  for (const std::string& item : SplitList(list)) {
-    if (item == "host" || item == "gpu") {
-      for (const std::string& kind : KnownKinds()) {
-        if (item == "host" ? IsHostKind(kind) : IsGpuKind(kind)) kinds->insert(kind);
-      }
-    } else if (item == "flow" || item == "counter" || item == "instant" || IsKnownKind(item)) {
-      kinds->insert(item);
-    } else {
-      *error = "unknown kind '" + item + "'; known: host, gpu, flow, counter, instant";
-      for (const std::string& kind : KnownKinds()) *error += ", " + kind;
-      return false;
-    }
+// "--from: '1x' has an unknown unit 'x' (want ...)".
+bool ParseTime(const char* option, const std::string& value, std::optional<int64_t>* out, std::string* error) {
+  int64_t ns = 0;
+  if (!ParseDuration(value, &ns, error)) {
+    *error = std::string(option) + ": '" + value + "' " + *error + " (want " + kDurationSyntax + ")";
+    return false;
   }
+  *out = ns;
   return true;
 }
 
+// The words --kinds takes besides the kind grammar's: events that are not slices of a kind.
+const std::vector<std::string> kMergeExtraKinds = {"flow", "counter", "instant"};
+
 }  // namespace
+
+bool ParseMergeKinds(const std::string& text, std::optional<std::set<std::string>>* kinds,
+                     std::string* error) {
+  KindSelection selection;
+  if (!ParseKindSelection(text, kMergeExtraKinds, &selection, error)) {
+    *error = "--kinds: '" + text + "': " + *error;
+    return false;
+  }
+  // The trace's `cat`s are the table's names, so the selection becomes the set of names to keep.
+  std::set<std::string> cats;
+  size_t everything = 0;
+  for (const KindInfo& k : kKindInfo) {
+    ++everything;
+    if ((selection.mask & static_cast<int>(k.type_bit)) != 0) cats.insert(k.name);
+  }
+  for (size_t i = 0; i < sizeof(kDerivedKinds) / sizeof(kDerivedKinds[0]); ++i, ++everything) {
+    if ((selection.derived >> i) & 1) cats.insert(kDerivedKinds[i].name);
+  }
+  for (size_t i = 0; i < kMergeExtraKinds.size(); ++i, ++everything) {
+    if ((selection.extras >> i) & 1) cats.insert(kMergeExtraKinds[i]);
+  }
+  // Everything (`all`) is no selection: events of a category the table does not know stay too.
+  if (cats.size() == everything) {
+    kinds->reset();
+  } else {
+    *kinds = std::move(cats);
+  }
+  return true;
+}
 
 int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
   for (int i = 1; i < argc; ++i) {
@@ -83,16 +117,14 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
       if (!ok) error = "--ranks needs a list";
       if (ok && options->ranks.Parse(value, &error)) options->ranks_text = value;
     } else if (TakeOption(argc, argv, &i, "--from", &value, &ok)) {
-      int64_t ns = 0;
       if (!ok) error = "--from needs a time";
-      if (ok && ParseDurationNs(value, &ns, &error)) options->from_ns = ns;
+      if (ok) ParseTime("--from", value, &options->from_ns, &error);
     } else if (TakeOption(argc, argv, &i, "--to", &value, &ok)) {
-      int64_t ns = 0;
       if (!ok) error = "--to needs a time";
-      if (ok && ParseDurationNs(value, &ns, &error)) options->to_ns = ns;
+      if (ok) ParseTime("--to", value, &options->to_ns, &error);
     } else if (TakeOption(argc, argv, &i, "--kinds", &value, &ok)) {
       if (!ok) error = "--kinds needs a list";
-      if (ok) AddKinds(value, &options->kinds, &error);
+      if (ok) ParseMergeKinds(value, &options->kinds, &error);
     } else if (TakeOption(argc, argv, &i, "--warn-mb", &value, &ok)) {
       uint64_t mb = 0;
       if (!ok || !ParseUint64(value, &mb)) error = "--warn-mb needs a number";

@@ -22,14 +22,21 @@ struct MergeOptions {
   // Window on the merged timeline, ns from its start (the earliest clock base).
   std::optional<int64_t> from_ns;
   std::optional<int64_t> to_ns;
-  // X-event kinds to keep, plus the pseudo-kinds "flow", "counter" and "instant"; empty = all.
-  std::set<std::string> kinds;
+  // --kinds: the `cat`s of the X events to keep, plus "flow", "counter" and "instant" for those
+  // events; unset (no --kinds, or one that selects everything) keeps every event.
+  std::optional<std::set<std::string>> kinds;
   uint64_t warn_bytes = uint64_t{300} * 1000 * 1000;
   uint64_t progress_min_bytes = uint64_t{256} << 20;
   bool quiet = false;
 };
 
 extern const char kMergeUsage[];
+
+// Parses a --kinds value (the kind grammar of common/event_mask.h, plus "flow", "counter" and
+// "instant") into |kinds| (the footer's list, and what EventSelection keeps); nullopt when it
+// selects everything. False with |error| naming the bad word and the known ones.
+bool ParseMergeKinds(const std::string& text, std::optional<std::set<std::string>>* kinds,
+                     std::string* error);
 
 // Returns 0 on success, 2 on a usage error (message printed), or -1 for --help (printed).
 int ParseMergeOptions(int argc, char** argv, MergeOptions* options);

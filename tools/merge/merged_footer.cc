@@ -86,9 +86,9 @@ std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
   if (!options.ranks_text.empty()) selection["ranks"] = options.ranks_text;
   if (options.from_ns) selection["from_ns"] = *options.from_ns;
   if (options.to_ns) selection["to_ns"] = *options.to_ns;
-  if (!options.kinds.empty()) {
+  if (options.kinds) {
     selection["kinds"] = Json::array();
-    for (const std::string& kind : options.kinds) selection["kinds"].push_back(kind);
+    for (const std::string& kind : *options.kinds) selection["kinds"].push_back(kind);
   }
   katrace["selection"] = selection;
   katrace["inputs"] = inputs_;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/common/output_file.h"
+#include "common/output_file.h"
 #include "tools/common/plural.h"
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
@@ -253,7 +253,7 @@ int RunMerge(const MergeOptions& options) {
     estimate += UncompressedSizeGuess(input.path, input.file_size);
   }
   EventSelection selection(options);
-  if (!options.quiet && options.kinds.empty() && !selection.has_window() &&
+  if (!options.quiet && !options.kinds && !selection.has_window() &&
       estimate > options.warn_bytes) {
     std::fprintf(stderr,
                  "katrace-merge: warning: the merged trace will be about %s of JSON; Perfetto's "

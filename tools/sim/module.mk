@@ -3,8 +3,8 @@ SIM_SRCS := $(wildcard tools/sim/*.cc)
 SIM_OWN_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(filter-out tools/sim/main.cc,$(SIM_SRCS)))
 # The proxy threads run the KernelStep drain: its objects travel with the sim's own, so every link
 # of SIM_LIB_OBJS (the binary, test_sim, test_sim_kernel_step) resolves without naming the drain.
-# The --mask grammar is the plugin's (common/event_mask.cc).
-SIM_LIB_OBJS := $(SIM_OWN_OBJS) $(DRAIN_OBJS) $(BUILD)/obj/common/event_mask.o
+# The --mask and duration grammars are the plugin's (common/event_mask.cc, common/duration.cc).
+SIM_LIB_OBJS := $(SIM_OWN_OBJS) $(DRAIN_OBJS) $(BUILD)/obj/common/event_mask.o $(BUILD)/obj/common/duration.o
 SIM_BIN := $(BUILD)/bin/katrace-sim
 
 # The KernelStep writers and the drain include the ring headers (katrace/step_*.h).

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/duration.h"
 #include "common/event_mask.h"
 #include "katrace/step_ring.h"
 #include "tools/sim/event_mask.h"
@@ -42,8 +43,9 @@ constexpr const char kUsage[] =
     "  --tick-ns N       emulated %globaltimer tick (default 1024)\n"
     "  --gpu-clock MODEL what the emulated %globaltimer counts: realtime (default), boot (from\n"
     "                    boot, as CLOCK_BOOTTIME), offset:+5ms / offset:-250us (realtime plus a\n"
-    "                    fixed offset, units ns, us, ms, s), drift:200ppm (gains that much)\n"
-    "  --gpu-jitter NS   every GPU stamp moves by up to NS either way (default 0)\n"
+    "                    fixed signed duration, within an hour), drift:200ppm (gains that much)\n"
+    "  --gpu-jitter D    every GPU stamp moves by up to the duration D either way (default 0;\n"
+    "                    e.g. 300ns, at most 1ms)\n"
     "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20)\n"
     "  --kernel-steps on|off\n"
     "                    KernelStep events (default on): per rank, an emulated device writer\n"
@@ -60,31 +62,34 @@ constexpr const char kUsage[] =
     "                    without emulated KernelStep writers\n"
     "  --hang-for DURATION\n"
     "                    how long the hang lasts before the sim gives up on those events, leaving\n"
-    "                    them open, and finishes the run (default 10s; units ns, us, ms, s)\n"
+    "                    them open, and finishes the run (default 10s, at most 1h)\n"
     "  --quiet           print no report, and no katrace summary (sets KATRACE_SUMMARY=0\n"
     "                    unless it is already set)\n"
     "  --help            this text\n"
+    "Durations (D, DURATION): a number with a unit ns, us, ms, s, m or h, e.g. 500ms or 1.5s;\n"
+    "a bare number is seconds, as in KATRACE_DELAY and Nsight Systems.\n"
     "Environment: NCCL_DEBUG=INFO shows the plugin's INFO lines; KATRACE_OUTPUT, when set, is\n"
     "printed as the trace location.\n";
 
-// "+5ms", "-250us", "1000ns", "2s", "-3000" (ns): a signed duration in ns, within ±1 hour.
-std::optional<int64_t> ParseSignedDuration(const std::string& text) {
-  size_t digits_end = 0;
-  size_t at = text.empty() || (text[0] != '+' && text[0] != '-') ? 0 : 1;
-  digits_end = at;
-  while (digits_end < text.size() && std::isdigit(static_cast<unsigned char>(text[digits_end]))) ++digits_end;
-  if (digits_end == at || digits_end - at > 12) return std::nullopt;
-  const std::string unit = text.substr(digits_end);
-  int64_t scale = 0;
-  if (unit.empty() || unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1000;
-  else if (unit == "ms") scale = 1000000;
-  else if (unit == "s") scale = 1000000000;
-  else return std::nullopt;
-  int64_t magnitude = std::strtoll(text.substr(at, digits_end - at).c_str(), nullptr, 10);
-  constexpr int64_t kHourNs = 3600ll * 1000000000ll;
-  if (magnitude > kHourNs / scale) return std::nullopt;
-  return (text[0] == '-' ? -1 : 1) * magnitude * scale;
+constexpr int64_t kHourNs = 3600ll * 1000 * 1000 * 1000;
+
+// A duration (common/duration.h; |signed_ok|: an offset, which may be negative) within
+// |lo|..|hi| ns, or false with |error| = |subject| ("--hang-for: '3x'") and what is wrong.
+bool DurationInRange(const std::string& subject, const std::string& text, bool signed_ok, int64_t lo,
+                     int64_t hi, const std::string& range_text, int64_t* ns, std::string* error) {
+  std::string why;
+  int64_t value = 0;
+  const bool parsed = signed_ok ? ParseSignedDuration(text, &value, &why) : ParseDuration(text, &value, &why);
+  if (!parsed) {
+    *error = subject + " " + why + " (want " + kDurationSyntax + ")";
+    return false;
+  }
+  if (value < lo || value > hi) {
+    *error = subject + " is not " + range_text;
+    return false;
+  }
+  *ns = value;
+  return true;
 }
 
 // --gpu-clock's MODEL; false with |error| when it is not one.
@@ -96,13 +101,13 @@ bool ParseGpuClockModel(const std::string& value, GpuClockModel* model, std::str
   } else if (value == "boot") {
     m.kind = GpuClockKind::kBoot;
   } else if (value.rfind("offset:", 0) == 0) {
-    std::optional<int64_t> ns = ParseSignedDuration(value.substr(7));
-    if (!ns) {
-      *error = "--gpu-clock: '" + value + "': the offset is not a duration within an hour (e.g. offset:+5ms)";
+    int64_t ns = 0;
+    if (!DurationInRange("--gpu-clock: '" + value + "': the offset", value.substr(7), true, -kHourNs, kHourNs,
+                         "within an hour either way (e.g. offset:+5ms)", &ns, error)) {
       return false;
     }
     m.kind = GpuClockKind::kOffset;
-    m.offset_ns = *ns;
+    m.offset_ns = ns;
   } else if (value.rfind("drift:", 0) == 0 && value.size() > 9 && value.compare(value.size() - 3, 3, "ppm") == 0) {
     const std::string number = value.substr(6, value.size() - 9);
     char* end = nullptr;
@@ -325,10 +330,12 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
         return ParseOutcome::kError;
       }
     } else if (arg == "--gpu-jitter") {
-      if (!take_value(&value) || !IntInRange(arg, value, 0, 1000000, &number, error)) {
+      int64_t ns = 0;
+      if (!take_value(&value) ||
+          !DurationInRange(arg + ": '" + value + "'", value, false, 0, 1000 * 1000, "at most 1ms", &ns, error)) {
         return ParseOutcome::kError;
       }
-      config->gpu_clock.jitter_ns = static_cast<uint64_t>(number);
+      config->gpu_clock.jitter_ns = static_cast<uint64_t>(ns);
     } else if (arg == "--bandwidth") {
       if (!take_value(&value)) return ParseOutcome::kError;
       char* end = nullptr;
@@ -362,13 +369,12 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
     } else if (arg == "--hang") {
       if (!take_value(&value) || !ParseHangSpec(value, &config->hang, error)) return ParseOutcome::kError;
     } else if (arg == "--hang-for") {
-      if (!take_value(&value)) return ParseOutcome::kError;
-      std::optional<int64_t> ns = ParseSignedDuration(value);
-      if (!ns || *ns <= 0 || value[0] == '-' || value[0] == '+') {
-        *error = "--hang-for: '" + value + "' is not a positive duration within an hour (e.g. 3s, 500ms)";
+      int64_t ns = 0;
+      if (!take_value(&value) || !DurationInRange(arg + ": '" + value + "'", value, false, 1, kHourNs,
+                                                  "a positive duration within an hour (e.g. 3s, 500ms)", &ns, error)) {
         return ParseOutcome::kError;
       }
-      config->hang.hold_ns = static_cast<uint64_t>(*ns);
+      config->hang.hold_ns = static_cast<uint64_t>(ns);
     } else if (arg == "--graph") {
       if (!no_value()) return ParseOutcome::kError;
       config->graph = true;
