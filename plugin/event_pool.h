@@ -28,7 +28,7 @@ struct EventSlot {
   std::atomic<uint64_t> state{0};  // see slot_state.h
   // (generation << 40) | record id of the last completed occupant.
   std::atomic<uint64_t> tombstone{0};
-  // (generation << 40) | the task's mask snapshot, packed (profiler.cc): what NCCL's mask was for
+  // (generation << 40) | the task's mask snapshot, packed (slot_links.h): what NCCL's mask was for
   // this event's task, which its children follow. Written at start, readable after completion.
   std::atomic<uint64_t> task_mask{0};
   // Announced KernelCh children that were not recorded (dropped): the export must stop waiting.

@@ -28,7 +28,7 @@ constexpr uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
 // The slot of an event katrace neither records nor needs for its children's sake (an API or Group
 // parent NCCL starts only because a descendant's bit is on): the handle is valid, names no slot,
 // and stop/record on it return at once; its generation field carries the mask NCCL used for its
-// task, for its children (profiler.cc, PackMask). Pool sizes stay below it.
+// task, for its children (slot_links.h, PackMask). Pool sizes stay below it.
 constexpr uint32_t kUntrackedSlot = (1u << kSlotBits) - 1;
 
 // True when |handle| cannot name a slot: its slot field is the untracked one (whatever its other

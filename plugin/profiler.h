@@ -1,6 +1,8 @@
 // The one profiler core behind every ABI version. The adapters (abi_v*.cc) translate their
 // descriptors into the v6 layout field by field and call these. Every entry point accepts NULL,
 // stale and foreign values, always writes *handle, and never fails NCCL.
+// Init and finalize are in session_lifecycle.cc, start, stop and record (the hot path) in
+// callbacks.cc; session_state.h lists the core's other files.
 #ifndef KATRACE_PLUGIN_PROFILER_H_
 #define KATRACE_PLUGIN_PROFILER_H_
 

@@ -1,8 +1,11 @@
+// The bridge to the export (see session_export.h): the only file of the capture side that
+// includes plugin/export, so the capture's dependencies on it stay in one place.
 #include "plugin/session_export.h"
 
 #include <stdio.h>
 
 #include "plugin/export/exporter.h"
+#include "plugin/export/hang_report.h"
 
 namespace katrace {
 
@@ -24,6 +27,23 @@ bool ExportSessionSpool(const SessionExport& job, const Config& config) {
             report.message.c_str(), job.kept_as, job.spool.c_str(), job.spool.c_str());
   }
   return report.ok;
+}
+
+void ReportHangFromSpool(const HangReportRequest& request) {
+  HangReportInput in;
+  in.spool_path = request.spool_path;
+  in.report_path = request.report_path;
+  in.timeout_ns = request.timeout_ns;
+  in.last_progress_monotonic_ns = request.last_progress_monotonic_ns;
+  in.in_flight = request.in_flight;
+  in.detected_monotonic_ns = request.detected_monotonic_ns;
+  in.detected_realtime_ns = request.detected_realtime_ns;
+  HangReportResult r = WriteHangReport(in);
+  if (!r.summary.empty()) {
+    fputs(r.summary.c_str(), stderr);
+  } else {
+    fprintf(stderr, "katrace: a hang was detected but its report could not be built (%s)\n", r.message.c_str());
+  }
 }
 
 }  // namespace katrace

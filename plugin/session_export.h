@@ -1,3 +1,7 @@
+// The one bridge from the capture side to the export (plugin/export): the session hands a spool
+// over here and gets a trace, or a hang's dump and gets its report. Everything else in the
+// capture stays ignorant of the export's stages.
+//
 // Builds a trace from a spool with the session's settings (KATRACE_GZIP, KATRACE_SUMMARY and its
 // file) and says what became of it in one stderr line, whether or not NCCL's logger prints: the
 // trace's path and counts, or why it could not be built and how to build it later. Used for the
@@ -7,6 +11,7 @@
 
 #include <string>
 
+#include "plugin/capture/hang_watchdog.h"
 #include "plugin/config.h"
 
 namespace katrace {
@@ -22,6 +27,10 @@ struct SessionExport {
 
 // True when the trace was built. The spool is left for the caller to remove.
 bool ExportSessionSpool(const SessionExport& job, const Config& config);
+
+// The session's HangReporter: reads the hang's dump with the export's stages, writes
+// "<trace>.hang.json" and prints its summary lines on stderr (or why it could not be built).
+void ReportHangFromSpool(const HangReportRequest& request);
 
 }  // namespace katrace
 

@@ -1,0 +1,273 @@
+// The hot path: NCCL's start, stop and recordEventState callbacks. Each validates its handle, keeps
+// the pool slot's life state (holds, generations) and appends one compact record to the calling
+// thread's capture buffer. It takes no shared lock, allocates nothing and formats nothing; the
+// spool writer thread moves the buffers to disk and the exporter builds the trace at the end,
+// with the whole run in view. Everything a callback runs on its common path is in this file or
+// inline in the headers it includes, so it compiles as one piece.
+#include "plugin/profiler.h"
+
+#include <stdint.h>
+
+#include <atomic>
+#include <string>
+
+#include "katrace/drain_counters.h"
+#include "katrace/event_kinds.h"
+#include "katrace/spool_format.h"
+#include "plugin/capture/hang_watchdog.h"
+#include "plugin/capture/host_clock.h"
+#include "plugin/capture/record_appender.h"
+#include "plugin/capture/start_record.h"
+#include "plugin/comm_contexts.h"
+#include "plugin/handle_codec.h"
+#include "plugin/logger.h"
+#include "plugin/session_state.h"
+#include "plugin/slot_links.h"
+#include "plugin/slot_state.h"
+#include "plugin/thread_capture.h"
+
+namespace katrace {
+namespace core {
+namespace {
+
+std::atomic<uint64_t> g_next_id_block{0};
+
+// Record ids are handed out in per-thread blocks so that threads do not share a counter.
+uint64_t NextRecordId() {
+  constexpr uint64_t kBlock = 1024;
+  static __attribute__((tls_model("initial-exec"))) thread_local uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = g_next_id_block.fetch_add(kBlock, std::memory_order_relaxed) + 1;
+    end = next + kBlock;
+  }
+  return next++;
+}
+
+void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
+  const DrainCounters report = DecodeDrainReport(d);
+  for (int i = 0; i < kDrainCounterCount; ++i) {
+    s->drain[i].fetch_add(report.*kDrainCounterFields[i].member, std::memory_order_relaxed);
+  }
+}
+
+// An event for a communicator that was already finalized (NCCL's shared proxy thread can still
+// report for it) cannot be recorded: it is counted as lost against its kind, never ignored.
+void CountIfFinalized(Session* s, void* context, Kind kind) {
+  uint32_t index = 0;
+  uint64_t serial = 0;
+  if (context == nullptr || !DecodeContext(context, &index, &serial) || index == kForeignContext ||
+      index >= kMaxContexts || serial == 0 ||
+      s->context_storage[index].retired_serial.load(std::memory_order_relaxed) != serial) {
+    return;
+  }
+  s->counters.dropped[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+  WarnOnce(&s->after_finalize_warned,
+           "events for an already finalized communicator cannot be recorded: they are dropped and counted in the trace");
+}
+
+// The capture window's verdict for a root event starting now. A collective edge crossed by this
+// call is marked in the trace from this thread, which saw it first.
+bool AdmitRoot(Session* s, Kind kind) {
+  spool::MarkerBody edge;
+  const bool inside = s->window.AdmitRoot(kind, &edge);
+  if (edge.what != 0 && s->spooling) {
+    AppendPolicy waiting = s->policy;
+    waiting.drop_when_full = false;
+    AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kMarker, 0, 0, 0, edge);
+  }
+  return inside;
+}
+
+// The kinds recorded now: NCCL's live mask (what it used for the events it is about to report),
+// or the configured one when NCCL gave no mask pointer.
+int LiveMask(const Session* s) {
+  return s->nccl_mask != nullptr ? __atomic_load_n(s->nccl_mask, __ATOMIC_RELAXED)
+                                 : s->config_mask.load(std::memory_order_relaxed);
+}
+
+// A start lost because its pool is full (or could not be made): counted, and said once.
+__attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool out_of_memory) {
+  const int k = static_cast<int>(kind);
+  s->counters.dropped[k].fetch_add(1, std::memory_order_relaxed);
+  WarnOnce(&s->drop_warned[k],
+           std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(s->config.pool_size[k]) +
+               " live events per communicator) is full" + (out_of_memory ? " (out of memory)" : "") +
+               ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
+               kKindInfo[k].pool_env);
+}
+
+// A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
+// CoreStart: out of line, the untracked starts saved 13 instructions each and the tracked ones
+// paid 30 more.
+__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask,
+                                                                bool record, bool outside, bool foreign,
+                                                                const SlotRef* parent, void** handle,
+                                                                const ncclProfilerEventDescr_v6_t* d) {
+  // Read once, as early as the event is known to be recorded.
+  uint64_t ticks = record ? NowTicks() : 0;
+  EventPool* pool = GetPool(s, ctx, kind);
+  uint32_t index = 0;
+  if (pool == nullptr || !pool->Acquire(&index)) {
+    DropForFullPool(s, kind, pool == nullptr);
+    if (kind == Kind::kKernelCh && !foreign) ForgoAnnouncedChild(s, d->parentObj);
+    return ncclSuccess;
+  }
+  EventSlot& slot = pool->slot(index);
+  uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
+  slot.id = NextRecordId();
+  slot.parent_handle = nullptr;
+  slot.nvtx_range = 0;
+  slot.func = 0;
+  slot.peer = 0;
+  slot.channel = 0;
+  slot.direction = 0;
+  // A Coll/P2p is done only when its GPU work is: with KernelCh on, one child per channel will
+  // come, usually after this event's stop, so hold the slot for them now.
+  // Outside the capture window its KernelCh children are not recorded and take no hold, so
+  // none is awaited.
+  uint32_t expected = 0;
+  const bool awaits_kernel_ch = !outside && (mask & ncclProfileKernelCh);
+  if (kind == Kind::kColl && awaits_kernel_ch) expected = d->coll.nChannels;
+  if (kind == Kind::kP2p && awaits_kernel_ch) expected = d->p2p.nChannels;
+  uint16_t flags = StartFlags(kind, d) | (expected != 0 ? spool::kStartAwaitsKernelCh : 0);
+  slot.unrecorded_awaited.store(0, std::memory_order_relaxed);
+  // Published with the state below; read by children through their handle, also once completed.
+  slot.task_mask.store((static_cast<uint64_t>(gen) << 40) | PackMask(mask, expected != 0), std::memory_order_relaxed);
+  spool::StartBody start{slot.id, 0, ticks};
+  bool took_announced = false;
+  flags |= AttachParent(&slot, kind, d->parentObj, parent, &start.parent_id, &took_announced);
+  CaptureTarget target{BufferForThisThread(s), &s->policy, &s->strings};
+  if (kind == Kind::kColl || kind == Kind::kP2p) {
+    const char* func = kind == Kind::kColl ? d->coll.func : d->p2p.func;
+    slot.func = InternString(target, func);
+    if (s->nvtx.enabled()) slot.nvtx_range = s->nvtx.Start(func);
+  } else if (kind == Kind::kGroup) {
+    if (s->nvtx.enabled()) slot.nvtx_range = s->nvtx.Start("Group");
+  } else if (kind == Kind::kProxyOp) {
+    slot.channel = d->proxyOp.channelId;
+    slot.peer = d->proxyOp.peer;
+    slot.direction = d->proxyOp.isSend ? 1 : 2;
+  }
+  // Kinds NCCL reports only because a descendant is on are tracked for their links, not recorded.
+  slot.recorded = record && RecordStart(target, kind, static_cast<uint16_t>(ctx->index), flags, start, d,
+                                        InheritedFacts{slot.func, slot.peer, slot.channel, slot.direction});
+  // An announced KernelCh whose record was lost (buffer full in drop mode, or beyond the buffer
+  // budget) still holds its parent here, but the export will never see it: the parent, which
+  // this child holds live, names it at completion.
+  if (took_announced && !slot.recorded) {
+    SlotRef p;
+    if (Resolve(s, slot.parent_handle, &p)) p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);
+  }
+  slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
+  *handle = EncodeHandle(ctx->index, kind, index, gen, outside);
+  return ncclSuccess;
+}
+
+}  // namespace
+}  // namespace core
+
+// The entry points profiler.h declares, written in the core's own terms.
+using namespace core;
+
+ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
+  if (handle == nullptr) return ncclSuccess;
+  *handle = nullptr;
+  Session* s = g_session.load(std::memory_order_acquire);
+  Kind kind;
+  if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
+  // A ProxyOp created by another process (PXN): its context and parent are that process's values.
+  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
+  // The parent's slot, resolved once for everything below (a foreign parent is not ours).
+  SlotRef parent_slot;
+  const SlotRef* parent =
+      !foreign && d->parentObj != nullptr && Resolve(s, d->parentObj, &parent_slot) ? &parent_slot : nullptr;
+  Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
+  // Steps of a foreign proxy op carry that process's context too; their parent is ours.
+  if (ctx == nullptr && parent != nullptr) ctx = parent->ctx;
+  if (ctx == nullptr) {
+    if (!foreign) CountIfFinalized(s, context, kind);
+    return ncclSuccess;
+  }
+  if (kind == Kind::kKernelStep && d->parentObj == nullptr && d->kernelStep.isSend == ncclProfilerKernelStepReport) {
+    HandleDrainReport(s, d->kernelStep);
+    return ncclSuccess;
+  }
+  int k = static_cast<int>(kind);
+  // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
+  // has just read it for an API call, ProxyCtrl or CE event).
+  uint32_t parent_mask = 0;
+  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(d->parentObj, parent, &parent_mask)
+                       ? UnpackMask(parent_mask)
+                       : LiveMask(s);
+  // The capture window's verdict: the parent's, read from its handle, whatever became of its
+  // slot since; a root (no parent of ours) takes it now.
+  bool outside = false;
+  if (s->window.active()) {
+    HandleFields parent_fields;
+    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields)
+                  ? parent_fields.outside
+                  : !AdmitRoot(s, kind);
+    if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
+  }
+  bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
+  if (!record && !PassesFactsToChildren(kind)) {
+    // Its children still learn the task's mask and the window verdict from the handle.
+    *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false), outside);
+    return ncclSuccess;
+  }
+  return StartTracked(s, ctx, kind, mask, record, outside, foreign, parent, handle, d);
+}
+
+ncclResult_t CoreStop(void* handle) {
+  if (NamesNoSlot(handle)) return ncclSuccess;
+  Session* s = g_session.load(std::memory_order_acquire);
+  SlotRef ref;
+  if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
+  uint64_t ticks = NowTicks();
+  // Only the first stop of the current occupant counts: a double stop or a stale handle is ignored.
+  bool last = false;
+  if (!SlotState::StopAndRelease(&ref.slot->state, ref.fields.generation, &last)) return ncclSuccess;
+  // The slot is still ours to read: its children hold it, or this thread completes it below.
+  const bool recorded = ref.slot->recorded;
+  const uint64_t id = ref.slot->id;
+  const uint64_t nvtx_range = ref.slot->nvtx_range;
+  if (s->watchdog_on && StopMeansProgress(ref.fields.kind)) s->watchdog.NoteProgress(ticks);
+  if (recorded) {
+    spool::StopBody body{id, ticks};
+    AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
+                 static_cast<uint16_t>(ref.fields.context), 0, body);
+  }
+  if (nvtx_range != 0) s->nvtx.End(nvtx_range);
+  if (last) Complete(s, ref.pool, ref.index, static_cast<uint16_t>(ref.fields.context), ref.fields.kind);
+  return ncclSuccess;
+}
+
+ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args) {
+  if (NamesNoSlot(handle)) return ncclSuccess;
+  Session* s = g_session.load(std::memory_order_acquire);
+  SlotRef ref;
+  // katrace's own state number in the spool is never taken from NCCL.
+  if (s == nullptr || handle == nullptr || state == spool::kStateUnrecordedChildren || !Resolve(s, handle, &ref)) {
+    return ncclSuccess;
+  }
+  if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation) ||
+      !ref.slot->recorded) {
+    return ncclSuccess;
+  }
+  spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
+  if (args != nullptr) {
+    switch (state) {
+      case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
+      case ncclProfilerKernelStepStop: body.value = args->kernelStep.pTimer; break;
+      case ncclProfilerProxyCtrlAppendEnd: body.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
+      case ncclProfilerProxyStepSendWait:
+      case ncclProfilerProxyStepRecvFlushWait: body.value = args->proxyStep.transSize; break;
+      default: break;
+    }
+  }
+  AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kState, static_cast<int>(ref.fields.kind),
+               static_cast<uint16_t>(ref.fields.context), 0, body);
+  return ncclSuccess;
+}
+
+}  // namespace katrace

@@ -1,0 +1,287 @@
+// The session's life cycle: the first communicator's init starts a session (configuration, clock,
+// spool writer, watchdog) and the last one's finalize closes it and builds the trace; the
+// process's exit, or the library's unload, does the same for jobs that never finalize; a forked
+// child lets its copy of the parent's session go; a session started after the last finalize gets
+// a serial of its own. All of it is rare and runs under g_lifecycle: the callbacks never wait
+// for it, they only load g_session.
+#include "plugin/profiler.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "katrace/drain_counters.h"
+#include "katrace/spool_format.h"
+#include "plugin/capture/host_clock.h"
+#include "plugin/capture/spool_writer.h"
+#include "plugin/clock.h"
+#include "plugin/comm_contexts.h"
+#include "plugin/config.h"
+#include "plugin/flight_exports.h"
+#include "plugin/hang_check.h"
+#include "plugin/logger.h"
+#include "plugin/process_identity.h"
+#include "plugin/session_export.h"
+#include "plugin/session_state.h"
+#include "plugin/slot_links.h"
+#include "plugin/thread_capture.h"
+
+namespace katrace {
+namespace core {
+
+std::mutex g_lifecycle;
+std::atomic<Session*> g_session{nullptr};
+std::atomic<bool> g_forked_child{false};
+
+namespace {
+
+std::string g_last_output_path;  // under g_lifecycle
+uint64_t g_session_serial = 0;   // under g_lifecycle
+
+uint64_t RandomSerialBase() {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(r))) {
+    r = NowRealtimeNs() ^ (static_cast<uint64_t>(getpid()) << 32);
+  }
+  return (r & ((1ull << 40) - 1)) | 1;
+}
+
+void FillCounters(Session* s, spool::CountersBody* c) {
+  for (int k = 0; k < kKindCount && k < spool::kCounterKinds; ++k) {
+    c->dropped[k] = s->counters.dropped[k].load(std::memory_order_relaxed);
+  }
+  c->waits = s->counters.waits.load(std::memory_order_relaxed);
+  for (int i = 0; i < kDrainCounterCount; ++i) {
+    c->drain.*kDrainCounterFields[i].member = s->drain[i].load(std::memory_order_relaxed);
+  }
+  c->strings_unnamed = s->strings.unnamed();
+}
+
+// In a child forked while a session runs, the session is the parent's copy: its writer thread
+// does not exist there and its files are the parent's. The child forgets it (without freeing: a
+// callback of the child may be using it) and stays silent for good. A child forked while nothing
+// was being profiled is a process like any other.
+void ForkChild() {
+  if (g_session.load(std::memory_order_acquire) == nullptr) return;
+  g_forked_child.store(true, std::memory_order_relaxed);
+  g_session.store(nullptr, std::memory_order_release);
+}
+
+Session* StartSession(const InitArgs& a) {
+  auto s = std::make_unique<Session>();
+  std::vector<std::string> warnings;
+  s->config = ReadConfig([](const char* n) { return getenv(n); },
+                         [&](const std::string& w) { warnings.push_back(w); });
+  for (const std::string& w : warnings) LogWarn(w);
+  if (InstallThreadExitHook()) pthread_atfork(nullptr, nullptr, ForkChild);
+  if (g_session_serial == 0) g_session_serial = RandomSerialBase();
+  s->serial = ++g_session_serial;
+  s->next_serial = RandomSerialBase();
+  std::string clock_note;
+  g_clock_source = ChooseClockSource(s->config.clock, &clock_note);
+  if (!clock_note.empty()) LogWarn(clock_note);
+  s->os_pid = getpid();
+  s->host = HostName();
+  if (!LauncherRank(&s->rank)) s->rank = a.rank;
+  // The realtime read sits between two monotonic reads: the midpoint is the best estimate of the
+  // same instant, and the realtime prior of the GPU clock placement depends on it.
+  uint64_t mono_before = NowMonotonicNs();
+  s->base_realtime_ns = NowRealtimeNs();
+  s->base_monotonic_ns = mono_before + (NowMonotonicNs() - mono_before) / 2;
+  s->trace_path = SessionTracePath(ExpandOutputTemplate(s->config.output, s->rank, s->os_pid, s->host), s->os_pid,
+                                   &g_last_output_path);
+  s->nvtx.Init(s->config.nvtx);
+  int mask = s->config.mask;
+  // ABI v4 has no API events: its Group event is the host-side parent users expect to see.
+  if (!s->config.mask_from_env && a.abi_version == 4) mask |= ncclProfileGroup;
+  s->config_mask.store(mask & a.mask_allowed);
+  s->window.Configure(s->config, s->base_monotonic_ns, a.abi_version == 4 ? Kind::kGroup : Kind::kGroupApi);
+  s->triggers.Start(s->config, &s->window);
+
+  SpoolWriterOptions options;
+  options.buffer_bytes = s->config.thread_buffer_bytes;
+  options.budget_bytes = s->config.buffer_budget_bytes;
+  options.compress = s->config.compress_spool;
+  options.flight = s->config.flight;
+  options.flight_bytes = s->config.flight_bytes;
+  options.flight_dump_at_exit = s->config.flight_dump_at_exit;
+  options.flight_dump_on_crash = s->config.flight_dump_on_crash;
+  Session* raw = s.get();
+  s->spool = std::make_unique<SpoolWriter>(
+      options, [raw](spool::CountersBody* c) { FillCounters(raw, c); },
+      [raw] {
+        const uint64_t now = NowMonotonicNs();
+        FreeRetiredPools(raw, now - kRetireGraceNs);
+        raw->triggers.Poll(now, raw->spool.get());
+        if (raw->watchdog_on) CheckForHang(raw);
+      });
+  if (s->config.flight) {
+    s->flight_exports = std::make_unique<FlightExports>(s->config);
+    FlightExports* exports = s->flight_exports.get();
+    s->spool->SetDumpListener([exports](const std::string& spool, const std::string& trace) { exports->Submit(spool, trace); });
+  }
+  spool::ProcessBody p{};
+  int launcher_rank = -1;
+  p.rank = LauncherRank(&launcher_rank) ? launcher_rank : -1;
+  p.os_pid = s->os_pid;
+  p.base_realtime_ns = s->base_realtime_ns;
+  p.base_monotonic_ns = s->base_monotonic_ns;
+  p.clock_source = g_clock_source;
+  p.mask = s->config_mask.load();
+  // Armed before the writer starts: its periodic hook reads it from then on.
+  if (s->config.hang_timeout_ns != 0) {
+    s->report_hang = ReportHangFromSpool;
+    s->watchdog.Arm(s->config.hang_timeout_ns, NowTicks(), NowMonotonicNs());
+    s->watchdog_on = true;
+  }
+  std::string note, error;
+  s->spooling = s->spool->Start(s->trace_path, p, s->host, &note, &error);
+  if (!note.empty()) LogWarn(note);
+  if (!s->spooling) LogWarn(error + "; nothing is recorded, the job goes on");
+  s->policy.drop_when_full = s->config.drop_when_full;
+  s->policy.counters = &s->counters;
+  static const std::atomic<bool> kNotRunning{false};
+  s->policy.writer_running = s->spooling ? s->spool->running_flag() : &kNotRunning;
+
+  Context& foreign = s->context_storage[kForeignContext];
+  foreign.index = kForeignContext;
+  foreign.reusable.store(false);
+  s->contexts[kForeignContext].store(&foreign, std::memory_order_release);
+  return s.release();
+}
+
+// A flight session writes nothing at its end unless KATRACE_FLIGHT_AT_EXIT=1; the dumps made
+// while it ran are exported first (in the background, waited for here).
+void CloseFlightSession(Session* s) {
+  if (s->flight_exports) s->flight_exports->Drain();
+  const std::string& spool = s->spool->exit_dump_spool();
+  if (spool.empty()) {
+    FlightRingStats st = s->spool->flight_stats();
+    if (s->config.flight_dump_at_exit) return;  // the failed dump was reported
+    fprintf(stderr,
+            "katrace: flight recorder: the session ended with %llu blocks (%.1f MiB) in memory, %llu older ones "
+            "evicted; nothing written (KATRACE_FLIGHT_AT_EXIT=1 writes them at exit)\n",
+            static_cast<unsigned long long>(st.held_blocks), static_cast<double>(st.held_bytes) / (1 << 20),
+            static_cast<unsigned long long>(st.evicted_blocks));
+    return;
+  }
+  if (ExportFlightDump(spool, s->spool->exit_dump_trace(), s->config, true)) unlink(spool.c_str());
+}
+
+// Ends the capture and builds the trace (unless KATRACE_EXPORT=off). One line on stderr says
+// where the trace is and what was lost, whether or not NCCL's logger prints.
+void CloseSession(Session* s) {
+  if (s->spooling) s->spool->Close();
+  s->triggers.Stop();
+  // The writer is gone, so no new report starts; one still reading the spool finishes first.
+  if (s->hang_reporter.joinable()) s->hang_reporter.join();
+  if (!s->spooling) return;
+  // The hang report has read its dump: the flight exports may now remove the dumps' spools.
+  if (s->spool->flight()) {
+    CloseFlightSession(s);
+    return;
+  }
+  if (s->spool->uncompressed_blocks() != 0) {
+    LogInfo("the spool writer fell behind the capture " + std::to_string(s->spool->uncompressed_blocks()) +
+            " times and wrote those blocks uncompressed (" + std::to_string(s->spool->uncompressed_bytes() >> 20) +
+            " MiB) rather than make NCCL's threads wait");
+  }
+  uint64_t dropped = 0;
+  for (auto& d : s->counters.dropped) dropped += d.load();
+  std::string spool_path = s->spool->path();
+  if (!s->config.export_trace) {
+    fprintf(stderr, "katrace: capture kept in %s (KATRACE_EXPORT=off, %llu events lost); build the trace with: katrace-export %s\n",
+            spool_path.c_str(), static_cast<unsigned long long>(dropped), spool_path.c_str());
+    return;
+  }
+  SessionExport job;
+  job.spool = spool_path;
+  job.trace = s->trace_path;
+  if (ExportSessionSpool(job, s->config) && !s->config.keep_spool) unlink(spool_path.c_str());
+}
+
+// Many jobs exit without destroying their communicators, so NCCL never calls finalize. The
+// capture is then closed and the trace built when the process exits (or the library is unloaded
+// first). The session is not freed here, since threads NCCL never joined may still be inside a
+// callback that holds it.
+std::atomic<Session*> g_session_closed_at_exit{nullptr};  // kept reachable, never freed
+
+struct ExitFlush {
+  ~ExitFlush() {
+    if (g_forked_child.load()) return;
+    std::lock_guard<std::mutex> lock(g_lifecycle);
+    RemoveThreadExitHook();
+    Session* s = g_session.exchange(nullptr, std::memory_order_acq_rel);
+    if (s == nullptr) return;
+    g_session_closed_at_exit.store(s);
+    // NCCL may be tearing itself down too: report on stderr, not through its logger.
+    ClearNcclLogger();
+    WritePendingNotices(s);
+    CloseSession(s);
+  }
+};
+ExitFlush g_exit_flush;
+
+ncclResult_t InitLocked(void** context, const InitArgs& a) {
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (s == nullptr) {
+    s = StartSession(a);
+    g_session.store(s, std::memory_order_release);
+  }
+  return OpenContext(s, a, context);
+}
+
+}  // namespace
+}  // namespace core
+
+// The entry points profiler.h declares, written in the core's own terms.
+using namespace core;
+
+ncclResult_t CoreInit(void** context, const InitArgs& a) {
+  if (context == nullptr) return ncclSuccess;
+  *context = nullptr;
+  if (g_forked_child.load(std::memory_order_relaxed)) return ncclSuccess;
+  SetNcclLogger(a.logfn);
+  std::lock_guard<std::mutex> lock(g_lifecycle);
+  // init never fails NCCL and no exception crosses the C ABI: on trouble this communicator is
+  // simply not profiled.
+  try {
+    return InitLocked(context, a);
+  } catch (const std::exception& e) {
+    LogWarn(std::string("profiler init failed (") + e.what() + "); this communicator is not profiled, the job goes on");
+    *context = nullptr;
+    return ncclSuccess;
+  }
+}
+
+ncclResult_t CoreFinalize(void* context) {
+  if (g_forked_child.load(std::memory_order_relaxed)) return ncclSuccess;
+  std::lock_guard<std::mutex> lock(g_lifecycle);
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (s == nullptr) return ncclSuccess;
+  Context* ctx = LookupContext(s, context);
+  if (ctx == nullptr || ctx->finalized.exchange(true)) return ncclSuccess;
+  RetireContext(s, ctx);
+  if (--s->live_contexts > 0) return ncclSuccess;
+  // Last communicator: the capture is closed and the trace built (NCCL unloads the library after
+  // this returns), then everything is freed.
+  ClaimLiveSlots(s, ContextAt(s, kForeignContext));
+  WritePendingNotices(s);
+  g_session.store(nullptr, std::memory_order_release);
+  CloseSession(s);
+  FreeRetiredPools(s, UINT64_MAX);
+  for (auto& p : s->context_storage[kForeignContext].pools) delete p.load();
+  delete s;
+  return ncclSuccess;
+}
+
+}  // namespace katrace
