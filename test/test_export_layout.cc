@@ -126,13 +126,20 @@ AssembledEvent Event(Kind kind, uint64_t id, uint64_t parent, uint64_t start, ui
   return e;
 }
 
+// Hands |e| to the layout placed as the export places it, its GPU clock |gpu_offset| from the host's
+// (the run of TwoRanks()).
+void Add(TraceLayout& layout, const AssembledEvent& e, int64_t gpu_offset = 0) {
+  const GpuPlacement placement(nullptr, kBase, kBase + 1000000);
+  layout.Add(e, placement.PlaceAt(e, gpu_offset));
+}
+
 TEST(TraceLayoutTest, CompletionOrderStillGivesTheFewestLanesInStartOrder) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
   // Three ProxyOps on one connection, arriving as they complete: [5,8], [0,10], [9,20].
-  layout.Add(Event(Kind::kProxyOp, 2, 0, 5, 8));
-  layout.Add(Event(Kind::kProxyOp, 1, 0, 0, 10));
-  layout.Add(Event(Kind::kProxyOp, 3, 0, 9, 20));
+  Add(layout, Event(Kind::kProxyOp, 2, 0, 5, 8));
+  Add(layout, Event(Kind::kProxyOp, 1, 0, 0, 10));
+  Add(layout, Event(Kind::kProxyOp, 3, 0, 9, 20));
   TraceTotals t;
   layout.Finish(kBase + 30, &t);
   ASSERT_TRUE(enc.ended);
@@ -155,11 +162,11 @@ TEST(TraceLayoutTest, HostCallsNestOnTheThreadAndEnqueuedTasksGetLanes) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
   // GroupApi [0,100] with two P2pApi calls; each enqueues a P2p that lives past the group.
-  layout.Add(Event(Kind::kP2pApi, 11, 10, 10, 20));
-  layout.Add(Event(Kind::kP2pApi, 12, 10, 30, 40));
-  layout.Add(Event(Kind::kGroupApi, 10, 0, 0, 100));
-  layout.Add(Event(Kind::kP2p, 22, 12, 35, 300));
-  layout.Add(Event(Kind::kP2p, 21, 11, 15, 400));
+  Add(layout, Event(Kind::kP2pApi, 11, 10, 10, 20));
+  Add(layout, Event(Kind::kP2pApi, 12, 10, 30, 40));
+  Add(layout, Event(Kind::kGroupApi, 10, 0, 0, 100));
+  Add(layout, Event(Kind::kP2p, 22, 12, 35, 300));
+  Add(layout, Event(Kind::kP2p, 21, 11, 15, 400));
   TraceTotals t;
   layout.Finish(kBase + 500, &t);
   const RecordedSlice* group = enc.ById(10);
@@ -178,8 +185,8 @@ TEST(TraceLayoutTest, HostCallsNestOnTheThreadAndEnqueuedTasksGetLanes) {
 TEST(TraceLayoutTest, ACallThatBreaksNestingGoesToTheThreadsLanesNotOverIt) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
-  layout.Add(Event(Kind::kGroupApi, 1, 0, 0, 50));
-  layout.Add(Event(Kind::kKernelLaunch, 2, 1, 40, 60));  // times that contradict call nesting
+  Add(layout, Event(Kind::kGroupApi, 1, 0, 0, 50));
+  Add(layout, Event(Kind::kKernelLaunch, 2, 1, 40, 60));  // times that contradict call nesting
   TraceTotals t;
   layout.Finish(kBase + 100, &t);
   EXPECT_EQ(layout.unnested(), 1u);
@@ -199,9 +206,9 @@ TEST(TraceLayoutTest, ProxyStepStatesStayInsideTheirOwnStep) {
   b.nstates = 2;
   b.state_ns[0] = kBase + 5;
   b.state_ns[1] = kBase + 20;  // the last state at its stop: a zero-length tail
-  layout.Add(b);
-  layout.Add(a);
-  layout.Add(Event(Kind::kProxyStep, 3, 9, 20, 25));
+  Add(layout, b);
+  Add(layout, a);
+  Add(layout, Event(Kind::kProxyStep, 3, 9, 20, 25));
   TraceTotals t;
   layout.Finish(kBase + 100, &t);
   for (const RecordedSlice* s : enc.OfCat("ProxyStepState")) {
@@ -221,32 +228,28 @@ TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
   RecordingEncoder enc;
   TraceLayout layout(TwoRanks(), &enc);
   AssembledEvent backwards = Event(Kind::kKernelCh, 1, 0, 0, 10);
-  backwards.gpu_offset = static_cast<int64_t>(kBase);
   backwards.gpu_start = 500;
   backwards.gpu_stop = 400;
   backwards.flags = kEvGpuStopSeen;
-  layout.Add(backwards);
+  Add(layout, backwards, static_cast<int64_t>(kBase));
   // Both ends outside the run (a clock 57 years off, or one past its end): at host times.
   AssembledEvent early = Event(Kind::kKernelCh, 2, 0, 20, 30);
   early.channel = 1;
-  early.gpu_offset = -static_cast<int64_t>(kBase) * 1000;
   early.gpu_start = 600;
   early.gpu_stop = 700;
   early.flags = kEvGpuStopSeen;
-  layout.Add(early);
+  Add(layout, early, -static_cast<int64_t>(kBase) * 1000);
   AssembledEvent late = early;
   late.id = 3;
   late.channel = 2;
-  late.gpu_offset = INT64_MAX;
-  layout.Add(late);
+  Add(layout, late, INT64_MAX);
   // Only the stop outside: held at spool end + 1 s, the start where the stamp puts it.
   AssembledEvent long_running = Event(Kind::kKernelCh, 4, 0, 40, 50);
   long_running.channel = 3;
-  long_running.gpu_offset = static_cast<int64_t>(kBase);
   long_running.gpu_start = 800;
   long_running.gpu_stop = 5000000000ull;
   long_running.flags = kEvGpuStopSeen;
-  layout.Add(long_running);
+  Add(layout, long_running, static_cast<int64_t>(kBase));
   TraceTotals t;
   layout.Finish(kBase + 100, &t);
   const RecordedSlice* b = enc.ById(1);
@@ -277,9 +280,9 @@ TEST(TraceLayoutTest, EachRanksEventsAreOnItsOwnPid) {
   r1.comm_index = 1;
   AssembledEvent unknown = Event(Kind::kKernelCh, 3, 0, 0, 10);
   unknown.comm_index = -1;
-  layout.Add(r0);
-  layout.Add(r1);
-  layout.Add(unknown);
+  Add(layout, r0);
+  Add(layout, r1);
+  Add(layout, unknown);
   TraceTotals t;
   layout.Finish(kBase + 100, &t);
   EXPECT_EQ(enc.track_pid.at(enc.ById(1)->track), 4);
@@ -294,7 +297,6 @@ TEST(TraceLayoutTest, CollGpuExtentGetsItsFlowOnceBothEndsArePlaced) {
   TraceLayout layout(TwoRanks(), &enc);
   AssembledEvent c = Event(Kind::kColl, 5, 0, 0, 50);
   c.flags = kEvHasGpuExtent;
-  c.gpu_offset = static_cast<int64_t>(kBase);
   c.gpu_start = 100;
   c.gpu_stop = 200;
   AssembledEvent c2 = c;
@@ -302,8 +304,8 @@ TEST(TraceLayoutTest, CollGpuExtentGetsItsFlowOnceBothEndsArePlaced) {
   c2.start_ns = kBase + 10;
   c2.gpu_start = 150;  // overlaps c's extent: a lane of its own, never inside it
   c2.gpu_stop = 250;
-  layout.Add(c);
-  layout.Add(c2);
+  Add(layout, c, static_cast<int64_t>(kBase));
+  Add(layout, c2, static_cast<int64_t>(kBase));
   TraceTotals t;
   layout.Finish(kBase + 300, &t);
   auto gpu = enc.OfCat("CollGpu");
@@ -321,7 +323,6 @@ TEST(TraceLayoutTest, AGpuExtentBeforeItsLaunchIsCountedNotGivenABackwardFlow) {
   TraceLayout layout(TwoRanks(), &enc);
   AssembledEvent before = Event(Kind::kColl, 5, 0, 500, 550);
   before.flags = kEvHasGpuExtent;
-  before.gpu_offset = static_cast<int64_t>(kBase);
   before.gpu_start = 400;  // 100 ns before the Coll's host start
   before.gpu_stop = 600;
   AssembledEvent after = before;
@@ -330,8 +331,8 @@ TEST(TraceLayoutTest, AGpuExtentBeforeItsLaunchIsCountedNotGivenABackwardFlow) {
   after.stop_ns = kBase + 750;
   after.gpu_start = 800;
   after.gpu_stop = 900;
-  layout.Add(before);
-  layout.Add(after);
+  Add(layout, before, static_cast<int64_t>(kBase));
+  Add(layout, after, static_cast<int64_t>(kBase));
   TraceTotals t;
   layout.Finish(kBase + 1000, &t);
   EXPECT_EQ(enc.OfCat("CollGpu").size(), 2u);
@@ -348,11 +349,11 @@ TEST(TraceLayoutTest, TheWatermarkKeepsStartOrderExactPastAnyFixedDepth) {
   const uint64_t n = 40000;
   const uint64_t group_start = kBase + 5;
   for (uint64_t i = 0; i < n; ++i) {
-    layout.Add(Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 100 * i, 11 + 100 * i));
+    Add(layout, Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 100 * i, 11 + 100 * i));
     if (i % 512 == 511) layout.Advance(group_start);  // the group call is still live
   }
   EXPECT_TRUE(enc.slices.empty());  // nothing placed while an earlier start may still come
-  layout.Add(Event(Kind::kGroupApi, 3, 0, 5, 100 * n + 100));
+  Add(layout, Event(Kind::kGroupApi, 3, 0, 5, 100 * n + 100));
   // The watermark passed the first half of the launches (and the margin GPU slices get).
   layout.Advance(kBase + 50 * n + TraceLayout::kWatermarkMarginNs);
   EXPECT_GT(enc.slices.size(), n / 2 - 10);
@@ -371,11 +372,11 @@ TEST(TraceLayoutTest, ASliceArrivingPastTheReorderBufferStillNeverOverlaps) {
   const uint64_t n = TraceLayout::kMaxReorder + 100;
   for (uint64_t i = 0; i < n; ++i) {
     AssembledEvent k = Event(Kind::kKernelLaunch, 100 + i, 0, 10 + 2 * i, 11 + 2 * i);
-    layout.Add(k);
+    Add(layout, k);
   }
-  layout.Add(Event(Kind::kProxyOp, 1, 0, 5, 20));
-  layout.Add(Event(Kind::kProxyOp, 2, 0, 1, 4 * n));  // overlaps op 1, placed after it
-  layout.Add(Event(Kind::kGroupApi, 3, 0, 0, 4 * n));  // encloses every launch, arrives last
+  Add(layout, Event(Kind::kProxyOp, 1, 0, 5, 20));
+  Add(layout, Event(Kind::kProxyOp, 2, 0, 1, 4 * n));  // overlaps op 1, placed after it
+  Add(layout, Event(Kind::kGroupApi, 3, 0, 0, 4 * n));  // encloses every launch, arrives last
   TraceTotals t;
   layout.Finish(kBase + 8 * n, &t);
   EXPECT_GT(layout.out_of_order(), 0u);

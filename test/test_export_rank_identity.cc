@@ -20,29 +20,27 @@ CommInstance Comm(int32_t rank, int32_t nranks, int32_t device, uint32_t tid) {
   return c;
 }
 
-int PidOf(const SpoolIndex& index, size_t comm) {
-  return index.ranks[static_cast<size_t>(index.comms[comm].identity)].pid;
-}
+int PidOf(const RankIdentities& ids, size_t comm) { return ids.Of(static_cast<int>(comm)).pid; }
 
 TEST(RankIdentity, OneRankPerProcessUsesTheLauncherRank) {
   SpoolIndex index;
   index.has_process = true;
   index.process.rank = 12;
   index.comms = {Comm(1, 2, 0, 7), Comm(12, 16, 0, 7)};  // the sub-communicator initialized first
-  AssignRankIdentities(&index);
-  ASSERT_EQ(index.ranks.size(), 1u);
-  EXPECT_EQ(PidOf(index, 0), 12);
-  EXPECT_EQ(PidOf(index, 1), 12);
-  EXPECT_EQ(index.ranks[0].world_rank, 12);
+  RankIdentities ids = AssignRankIdentities(index);
+  ASSERT_EQ(ids.ranks.size(), 1u);
+  EXPECT_EQ(PidOf(ids, 0), 12);
+  EXPECT_EQ(PidOf(ids, 1), 12);
+  EXPECT_EQ(ids.ranks[0].world_rank, 12);
 }
 
 TEST(RankIdentity, WithoutALauncherTheWorldRankNamesTheProcessNotTheFirstCommunicator) {
   SpoolIndex index;
   index.process.rank = -1;
   index.comms = {Comm(0, 2, -1, 7), Comm(5, 8, -1, 7)};
-  AssignRankIdentities(&index);
-  EXPECT_EQ(PidOf(index, 0), 5);
-  EXPECT_EQ(PidOf(index, 1), 5);
+  RankIdentities ids = AssignRankIdentities(index);
+  EXPECT_EQ(PidOf(ids, 0), 5);
+  EXPECT_EQ(PidOf(ids, 1), 5);
 }
 
 TEST(RankIdentity, TwoRanksInOneProcessGetTwoPidsWhateverTheInitOrder) {
@@ -52,12 +50,12 @@ TEST(RankIdentity, TwoRanksInOneProcessGetTwoPidsWhateverTheInitOrder) {
     index.process.rank = 3;  // one launcher rank for a process driving two GPUs
     index.comms = {Comm(0, 2, 0, 100), Comm(1, 2, 1, 101)};
     if (reversed) std::reverse(index.comms.begin(), index.comms.end());
-    AssignRankIdentities(&index);
-    ASSERT_EQ(index.ranks.size(), 2u);
-    EXPECT_EQ(index.ranks[0].pid, 0) << "world rank order, not init order";
-    EXPECT_EQ(index.ranks[1].pid, 1);
-    EXPECT_EQ(index.ranks[0].launcher_rank, 3);
-    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(PidOf(index, i), index.comms[i].rank);
+    RankIdentities ids = AssignRankIdentities(index);
+    ASSERT_EQ(ids.ranks.size(), 2u);
+    EXPECT_EQ(ids.ranks[0].pid, 0) << "world rank order, not init order";
+    EXPECT_EQ(ids.ranks[1].pid, 1);
+    EXPECT_EQ(ids.ranks[0].launcher_rank, 3);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(PidOf(ids, i), index.comms[i].rank);
   }
 }
 
@@ -68,32 +66,32 @@ TEST(RankIdentity, SubCommunicatorsFollowTheDeviceThenTheThread) {
                  Comm(0, 4, 1, 100),     // device 1: rank 5's, although rank 4's thread made it
                  Comm(1, 4, -1, 101),    // no device: the thread that made world rank 5
                  Comm(2, 4, -1, 999)};   // neither: the first world rank
-  AssignRankIdentities(&index);
-  EXPECT_EQ(PidOf(index, 2), 5);
-  EXPECT_EQ(PidOf(index, 3), 5);
-  EXPECT_EQ(PidOf(index, 4), 4);
+  RankIdentities ids = AssignRankIdentities(index);
+  EXPECT_EQ(PidOf(ids, 2), 5);
+  EXPECT_EQ(PidOf(ids, 3), 5);
+  EXPECT_EQ(PidOf(ids, 4), 4);
 }
 
 TEST(RankIdentity, ARecreatedWorldCommunicatorKeepsItsRank) {
   SpoolIndex index;
   index.process.rank = -1;
   index.comms = {Comm(2, 4, -1, 1), Comm(2, 4, -1, 1)};
-  AssignRankIdentities(&index);
-  ASSERT_EQ(index.ranks.size(), 1u);
-  EXPECT_EQ(PidOf(index, 0), 2);
-  EXPECT_EQ(PidOf(index, 1), 2);
+  RankIdentities ids = AssignRankIdentities(index);
+  ASSERT_EQ(ids.ranks.size(), 1u);
+  EXPECT_EQ(PidOf(ids, 0), 2);
+  EXPECT_EQ(PidOf(ids, 1), 2);
 }
 
 TEST(RankIdentity, NoCommunicatorsStillGivesOneProcess) {
   SpoolIndex index;
   index.has_process = true;
   index.process.rank = 9;
-  AssignRankIdentities(&index);
-  ASSERT_EQ(index.ranks.size(), 1u);
-  EXPECT_EQ(index.ranks[0].pid, 9);
+  RankIdentities ids = AssignRankIdentities(index);
+  ASSERT_EQ(ids.ranks.size(), 1u);
+  EXPECT_EQ(ids.ranks[0].pid, 9);
   index.process.rank = -1;
-  AssignRankIdentities(&index);
-  EXPECT_EQ(index.ranks[0].pid, 0);
+  ids = AssignRankIdentities(index);
+  EXPECT_EQ(ids.ranks[0].pid, 0);
 }
 
 }  // namespace

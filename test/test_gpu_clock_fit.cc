@@ -378,32 +378,35 @@ void WriteLaunchesThenStamps(const std::string& spool, const std::string& trace,
 
 // Scans |spool| and places its GPU clocks keeping at most |max_launches| launches; returns how
 // many blocks the placement read again.
-size_t PlaceClocks(const std::string& spool, size_t max_launches, katrace::exporting::SpoolIndex* index) {
-  katrace::exporting::SpoolFile file;
+size_t PlaceClocks(const std::string& spool, size_t max_launches, katrace::exporting::SpoolIndex* index,
+                   katrace::exporting::GpuClocks* clocks) {
+  katrace::exporting::SpoolReader file;
   std::string error;
   EXPECT_TRUE(file.Open(spool, &error)) << error;
-  katrace::exporting::Progress progress(false, "t");
+  katrace::exporting::ExportProgress progress(false, "t");
   EXPECT_TRUE(katrace::exporting::ScanSpool(file, 2, &progress, index, &error)) << error;
-  katrace::exporting::AssignRankIdentities(index);
-  return katrace::exporting::PlaceGpuClocks(file, 2, index, max_launches);
+  const katrace::exporting::RankIdentities identities = katrace::exporting::AssignRankIdentities(*index);
+  return katrace::exporting::PlaceGpuClocks(file, 2, *index, identities, clocks, max_launches);
 }
 
 TEST_F(GpuClockExportTest, ASpoolWithoutGpuStampsIsNotReadAgain) {
   const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
   WriteLaunchesThenStamps(spool, trace, 300, false);
   katrace::exporting::SpoolIndex host_only;
-  EXPECT_EQ(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &host_only), 0u);
-  ASSERT_EQ(host_only.gpu_clocks.size(), 1u);
-  EXPECT_FALSE(host_only.gpu_clocks[0].fit.observed);
-  EXPECT_EQ(host_only.gpu_clocks[0].fit.OffsetAt(5000000000ull), katrace::exporting::RealtimePrior(host_only));
+  katrace::exporting::GpuClocks host_only_clocks;
+  EXPECT_EQ(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &host_only, &host_only_clocks), 0u);
+  ASSERT_EQ(host_only_clocks.domains.size(), 1u);
+  EXPECT_FALSE(host_only_clocks.domains[0].fit.observed);
+  EXPECT_EQ(host_only_clocks.domains[0].fit.OffsetAt(5000000000ull), katrace::exporting::RealtimePrior(host_only));
 
   WriteLaunchesThenStamps(spool, trace, 300, true);
   katrace::exporting::SpoolIndex stamped;
-  EXPECT_GT(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &stamped), 0u);
-  ASSERT_EQ(stamped.gpu_clocks.size(), 1u);
-  EXPECT_TRUE(stamped.gpu_clocks[0].fit.observed);
-  EXPECT_EQ(stamped.gpu_clocks[0].lower_bounds, 300u);
-  EXPECT_EQ(stamped.gpu_clocks[0].unlaunched, 0u);
+  katrace::exporting::GpuClocks stamped_clocks;
+  EXPECT_GT(PlaceClocks(spool, katrace::exporting::kMaxLaunchesKept, &stamped, &stamped_clocks), 0u);
+  ASSERT_EQ(stamped_clocks.domains.size(), 1u);
+  EXPECT_TRUE(stamped_clocks.domains[0].fit.observed);
+  EXPECT_EQ(stamped_clocks.domains[0].lower_bounds, 300u);
+  EXPECT_EQ(stamped_clocks.domains[0].unlaunched, 0u);
 }
 
 // However fast a run launched, the pass keeps a bounded number of launches: the oldest leave
@@ -412,9 +415,10 @@ TEST_F(GpuClockExportTest, LaunchesKeptAreBoundedAndTheOverflowIsCounted) {
   const std::string spool = dir_ + "/t.kspool", trace = dir_ + "/t.json";
   WriteLaunchesThenStamps(spool, trace, 300, true);
   katrace::exporting::SpoolIndex index;
-  PlaceClocks(spool, 200, &index);
-  ASSERT_EQ(index.gpu_clocks.size(), 1u);
-  const katrace::exporting::GpuClockDomain& d = index.gpu_clocks[0];
+  katrace::exporting::GpuClocks clocks;
+  PlaceClocks(spool, 200, &index, &clocks);
+  ASSERT_EQ(clocks.domains.size(), 1u);
+  const katrace::exporting::GpuClockDomain& d = clocks.domains[0];
   EXPECT_EQ(d.upper_bounds, 300u);
   EXPECT_EQ(d.lower_bounds, 200u);
   EXPECT_EQ(d.unlaunched, 100u);
@@ -559,7 +563,7 @@ class GpuClockSimTest : public ::testing::Test {
     const std::string trace = (fs::path(dir_) / "trace.json").string();
     std::vector<std::string> args = {"--plugin", katrace_test::PluginPath(), "--ranks", "2", "--iters",
                                      std::to_string(katrace_test::TestScaled(40, 4)), "--size", "256K",
-                                     "--gpu-clock", model, "--gpu-jitter", std::to_string(jitter),
+                                     "--gpu-clock", model, "--gpu-jitter", std::to_string(jitter) + "ns",
                                      "--kernel-steps", kernel_steps ? "on" : "off"};
     katrace_test::ProcessOutput run =
         katrace_test::RunProcess(katrace_test::ToolPath("katrace-sim"), args, {"KATRACE_OUTPUT=" + trace, "KATRACE_SUMMARY=0"}, dir_);

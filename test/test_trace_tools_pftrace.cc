@@ -20,8 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "common/ends_with.h"
+#include "common/output_file.h"
 #include "common/perfetto_wire.h"
-#include "tools/common/output_file.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
@@ -65,7 +66,7 @@ ToolResult RunTool(const std::string& tool, const std::string& args, bool with_s
 void WriteFile(const fs::path& path, const std::string& bytes) {
   OutputFile out;
   std::string error;
-  ASSERT_TRUE(out.Open(path.string(), HasGzipSuffix(path.string()), &error)) << error;
+  ASSERT_TRUE(out.Open(path.string(), EndsWith(path.string(), ".gz"), &error)) << error;
   out.Write(bytes);
   ASSERT_TRUE(out.Commit(&error)) << error;
 }
@@ -703,16 +704,19 @@ TEST_F(PftraceTest, TheReaderReportsProblemsAndGoesOn) {
 
 // One slice open from the start to the end, then |n| short slices on another track inside it,
 // one of them starting with it.
+// The arguments katrace-check wants of a Group (kind_schema.h: the common ones).
+std::vector<Arg> GroupArgs(uint64_t id) { return {U("id", id), S("comm", "00000000000000aa"), I("rank", 0)}; }
+
 std::string LongSliceTrace(int n) {
   PftraceWriter w;
   w.Process(0, "rank 0", "node0, pid 4242", kIdentity);
   w.Track(1, 0, "host 1", 1, 1);
   w.Track(2, 0, "host 2", 2, 2);
-  w.Begin(1000, 1, {"Long", "GroupApi", {U("id", 1)}, {}, {}});
-  w.Begin(1000, 2, {"SameStart", "GroupApi", {U("id", 2)}, {}, {}});
+  w.Begin(1000, 1, {"Long", "Group", GroupArgs(1), {}, {}});
+  w.Begin(1000, 2, {"SameStart", "Group", GroupArgs(2), {}, {}});
   w.End(1500, 2);
   for (int i = 0; i < n; ++i) {
-    w.Begin(2000 + 10 * i, 2, {"Short", "GroupApi", {U("id", 3 + static_cast<uint64_t>(i))}, {}, {}});
+    w.Begin(2000 + 10 * i, 2, {"Short", "Group", GroupArgs(3 + static_cast<uint64_t>(i)), {}, {}});
     w.End(2005 + 10 * i, 2);
   }
   w.End(2000 + 10 * n, 1);

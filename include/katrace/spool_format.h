@@ -23,7 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <array>
+#include <type_traits>
+#include <utility>
+
 #include "katrace/drain_counters.h"
+#include "katrace/event_kinds.h"
 
 namespace katrace {
 namespace spool {
@@ -106,22 +111,22 @@ struct StartBody {
 };
 static_assert(sizeof(StartBody) == 24, "start body");
 
-// Per-kind fields after StartBody. Each start record is header + StartBody + one of these,
-// padded to a multiple of 8. Strings are interned ids (0 = none).
-struct CollFields {  // Coll, CeColl
+// Per-kind fields after StartBody (which kind carries which: StartFieldsOf below).
+// Each start record is header + StartBody + one of these, padded to a multiple of 8. Strings are interned ids (0 = none).
+struct CollFields {
   uint64_t seq;
   uint64_t count;
   uint32_t func, datatype, algo, proto;
   int32_t root;
   uint8_t nchannels, nwarps, pad[2];
 };
-struct P2pFields {  // P2p
+struct P2pFields {
   uint64_t count;
   uint32_t func, datatype;
   int32_t peer;
   uint8_t nchannels, pad[3];
 };
-struct ApiFields {  // GroupApi, CollApi, P2pApi
+struct ApiFields {
   uint64_t count;
   uint32_t func, datatype;
   int32_t root;
@@ -163,17 +168,59 @@ struct CeBatchFields {
   uint32_t pad;
 };
 
-constexpr size_t kMaxEventBody = 64;
-template <typename Fields>
-constexpr bool FitsEventBody() {
-  return sizeof(StartBody) + sizeof(Fields) <= kMaxEventBody;
-}
-static_assert(FitsEventBody<CollFields>() && FitsEventBody<P2pFields>() && FitsEventBody<ApiFields>() &&
-                  FitsEventBody<ProxyOpFields>() && FitsEventBody<ProxyStepFields>() &&
-                  FitsEventBody<KernelChFields>() && FitsEventBody<KernelStepFields>() &&
-                  FitsEventBody<NetPluginFields>() && FitsEventBody<CeBatchFields>(),
-              "every event record body is at most 64 bytes");
+struct NoFields {};  // KernelLaunch, Group, ProxyCtrl, CeSync: the common body says it all
 
+// Which fields struct follows StartBody in each kind's Start record: the one place it is said.
+// The capture writes, and the export and the GPU clock pass read, StartFields<kind>; every kind
+// must have an entry (the table below instantiates them all, so a kind without one does not
+// compile).
+template <Kind K>
+struct StartFieldsOf;
+template <> struct StartFieldsOf<Kind::kGroupApi> { using type = ApiFields; };
+template <> struct StartFieldsOf<Kind::kCollApi> { using type = ApiFields; };
+template <> struct StartFieldsOf<Kind::kP2pApi> { using type = ApiFields; };
+template <> struct StartFieldsOf<Kind::kKernelLaunch> { using type = NoFields; };
+template <> struct StartFieldsOf<Kind::kGroup> { using type = NoFields; };
+template <> struct StartFieldsOf<Kind::kColl> { using type = CollFields; };
+template <> struct StartFieldsOf<Kind::kP2p> { using type = P2pFields; };
+template <> struct StartFieldsOf<Kind::kProxyOp> { using type = ProxyOpFields; };
+template <> struct StartFieldsOf<Kind::kProxyStep> { using type = ProxyStepFields; };
+template <> struct StartFieldsOf<Kind::kProxyCtrl> { using type = NoFields; };
+template <> struct StartFieldsOf<Kind::kKernelCh> { using type = KernelChFields; };
+template <> struct StartFieldsOf<Kind::kNetPlugin> { using type = NetPluginFields; };
+template <> struct StartFieldsOf<Kind::kCeColl> { using type = CollFields; };
+template <> struct StartFieldsOf<Kind::kCeSync> { using type = NoFields; };
+template <> struct StartFieldsOf<Kind::kCeBatch> { using type = CeBatchFields; };
+template <> struct StartFieldsOf<Kind::kKernelStep> { using type = KernelStepFields; };
+template <Kind K>
+using StartFields = typename StartFieldsOf<K>::type;
+
+template <typename Fields>
+constexpr uint8_t FieldsBytes() {
+  return std::is_same<Fields, NoFields>::value ? 0 : static_cast<uint8_t>(sizeof(Fields));
+}
+template <size_t... K>
+constexpr std::array<uint8_t, sizeof...(K)> StartFieldsBytesOf(std::index_sequence<K...>) {
+  return {{FieldsBytes<StartFields<static_cast<Kind>(K)>>()...}};
+}
+// Bytes of each kind's fields after StartBody (a Start record is shorter only when damaged).
+inline constexpr std::array<uint8_t, kKindCount> kStartFieldsBytes =
+    StartFieldsBytesOf(std::make_index_sequence<kKindCount>{});
+constexpr uint8_t MaxStartFieldsBytes() {
+  uint8_t most = 0;
+  for (uint8_t bytes : kStartFieldsBytes) most = bytes > most ? bytes : most;
+  return most;
+}
+constexpr size_t kMaxStartFieldsBytes = MaxStartFieldsBytes();
+
+constexpr size_t kMaxEventBody = 64;
+constexpr bool EveryStartFits() {
+  for (uint8_t bytes : kStartFieldsBytes) {
+    if (sizeof(StartBody) + bytes > kMaxEventBody) return false;
+  }
+  return true;
+}
+static_assert(EveryStartFits(), "every event record body is at most 64 bytes");
 struct StateBody {
   uint64_t id;
   uint64_t ticks;
@@ -212,6 +259,12 @@ struct CommBody {
 };
 
 struct CommEndBody {
+  uint64_t ticks;
+};
+
+// The End record's: when the capture closed (host ticks). The spool writer writes it at Close
+// and at the tail of each flight recorder dump.
+struct EndBody {
   uint64_t ticks;
 };
 
@@ -259,6 +312,8 @@ struct FlightBody {
 };
 
 constexpr int kCounterKinds = 16;
+// The on-disk counters hold one drop count per kind: a kind past them needs a new format version.
+static_assert(kCounterKinds >= kKindCount, "CountersBody::dropped has a slot for every kind");
 struct CountersBody {
   uint64_t dropped[kCounterKinds];  // events lost per kind: pool full, or buffers full (drop mode)
   uint64_t waits;                   // callbacks that waited for buffer space (wait mode)

@@ -13,32 +13,38 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <string>
 
 #include "katrace/event_kinds.h"
 
 namespace katrace {
 
-// Kinds whose stop means the job moved on: work on the proxy or the GPU. A Coll/P2p stop only says
-// "enqueued", API and Group events are the application's side, and an idle proxy keeps reporting
-// ProxyCtrl events, so none of those count.
-inline bool StopMeansProgress(Kind kind) {
-  switch (kind) {
-    case Kind::kProxyOp:
-    case Kind::kProxyStep:
-    case Kind::kKernelCh:
-    case Kind::kKernelStep:
-    case Kind::kNetPlugin:
-    case Kind::kCeColl:
-    case Kind::kCeBatch: return true;
-    default: return false;
-  }
-}
+// Kinds whose stop means the job moved on (KindInfo::stop_is_progress says which, and why).
+inline bool StopMeansProgress(Kind kind) { return kKindInfo[static_cast<int>(kind)].stop_is_progress; }
 
 // What the watchdog saw when it fired.
 struct HangSighting {
   uint64_t last_progress_monotonic_ns = 0;  // the last completion, to within the coarse step
   uint64_t detected_monotonic_ns = 0;
 };
+
+// What a hang's report is built from (docs/hang-report.md): the dump the capture made readable
+// when the watchdog fired, and what the watchdog saw.
+struct HangReportRequest {
+  std::string spool_path;
+  std::string report_path;  // "<trace>.hang.json"
+  uint64_t timeout_ns = 0;
+  uint64_t last_progress_monotonic_ns = 0;
+  int64_t in_flight = 0;  // Coll/P2p in flight in the whole process
+  // One reading of both clocks when the hang was detected.
+  uint64_t detected_monotonic_ns = 0;
+  uint64_t detected_realtime_ns = 0;
+};
+
+// Builds the report and says on stderr what it found; never throws. Runs on a thread of its own,
+// off the writer. Reading the dump is the export's business: the session registers the function
+// that does it (session_export.cc), so the capture side never reaches into the export.
+using HangReporter = void (*)(const HangReportRequest& request);
 
 class HangWatchdog {
  public:

@@ -39,12 +39,12 @@ __attribute__((noinline)) inline uint8_t* ReserveRecordWhenFull(ThreadBuffer* b,
       if ((p = b->Reserve(size)) != nullptr) return p;
     }
   }
-  policy.counters->dropped[kind & (spool::kCounterKinds - 1)].fetch_add(1, std::memory_order_relaxed);
+  policy.counters->dropped[kind].fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 
 // Room for |size| bytes in |b|, per the policy; nullptr when the record is dropped (counted
-// against |kind|).
+// against |kind|, a Kind value: kCounterKinds covers them all, spool_format.h).
 inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind, const AppendPolicy& policy) {
   uint8_t* p = b != nullptr ? b->Reserve(size) : nullptr;
   if (__builtin_expect(p != nullptr, 1)) return p;

@@ -1,14 +1,19 @@
 // One event as the assembler hands it to the layout: joined from its Start, State and Stop
 // records, with host times in CLOCK_MONOTONIC ns, GPU stamps raw, strings resolved (null = none)
 // and the completion facts (incomplete, late, GPU extent) decided with the whole run in view.
+// What is particular to its kind stays in its Start fields as recorded (StartFieldsOf), read by
+// the kind schema (katrace/kind_schema.h); the members here are what every kind has, or what
+// places it (track coordinates, GPU stamps).
 #ifndef KATRACE_PLUGIN_EXPORT_ASSEMBLED_EVENT_H_
 #define KATRACE_PLUGIN_EXPORT_ASSEMBLED_EVENT_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include <string>
 
 #include "katrace/event_kinds.h"
+#include "katrace/spool_format.h"
 
 namespace katrace {
 namespace exporting {
@@ -25,6 +30,9 @@ enum EventFlags : uint16_t {
 };
 
 constexpr int kMaxStates = 4;
+// Interned strings of a kind's fields other than func (Coll: datatype, algo, proto), resolved in
+// the order its schema lists them.
+constexpr int kMaxTexts = 3;
 
 struct AssembledEvent {
   uint64_t id = 0;
@@ -32,33 +40,34 @@ struct AssembledEvent {
   uint64_t comm_hash = 0;
   uint64_t start_ns = 0;
   uint64_t stop_ns = 0;
+  uint64_t launch_ns = 0;  // host start of the Coll/P2p that launched its GPU work (itself for those)
   uint64_t gpu_start = 0;
   uint64_t gpu_stop = 0;
   uint64_t gpu_ready = 0;
-  int64_t gpu_offset = 0;  // host_monotonic = gpu + gpu_offset, per communicator
   const std::string* func = nullptr;
-  const std::string* datatype = nullptr;
-  const std::string* algo = nullptr;
-  const std::string* proto = nullptr;
-  uint64_t count = 0;
-  uint64_t seq = 0;    // Coll seq, NetPlugin id
-  uint64_t bytes = 0;  // ProxyStep transSize, Coll/P2p payload, KernelStep size, CeBatch bytes
+  const std::string* text[kMaxTexts] = {};
+  uint64_t state_value = 0;  // the value a state carried: ProxyStep transSize, ProxyCtrl appended ops
   uint64_t state_ns[kMaxStates] = {};
   int32_t state_id[kMaxStates] = {};  // NCCL state numbers, any int
   int32_t rank = 0;
-  int32_t peer = 0;
-  int32_t root = 0;
-  int32_t value = 0;   // ProxyOp nSteps, ProxyStep step, GroupApi depth, ProxyCtrl appended ops, NetPlugin updates, CeBatch ops
-  int32_t value2 = 0;  // ProxyOp chunkSize, KernelStep step
+  int32_t peer = 0;        // track coordinates (kind_schema.h: peer_at, channel_at), inherited by a ProxyStep
+  uint32_t updates = 0;    // NetPlugin update states
   uint32_t os_tid = 0;
   uint16_t context = 0;
   uint16_t flags = 0;
   Kind kind = Kind::kGroup;
   uint8_t channel = 0;
-  uint8_t nchannels = 0;
-  uint8_t nwarps = 0;
   uint8_t nstates = 0;
   int32_t comm_index = -1;  // into SpoolIndex::comms, -1 = unknown communicator
+  // The Start fields of its kind, as recorded (zero past a short record).
+  alignas(8) uint8_t fields[spool::kMaxStartFieldsBytes] = {};
+
+  template <Kind K>
+  spool::StartFields<K> Fields() const {
+    spool::StartFields<K> f;
+    memcpy(&f, fields, sizeof(f));
+    return f;
+  }
 };
 
 }  // namespace exporting

@@ -1,4 +1,5 @@
 #include "plugin/export/event_assembler.h"
+#include "plugin/export/kind_args.h"
 
 #include <string.h>
 
@@ -14,15 +15,6 @@ using spool::RecordType;
 constexpr uint32_t kDenseStrings = 1u << 20;
 
 }  // namespace
-
-uint64_t PayloadBytes(const std::string* datatype, uint64_t count) {
-  if (datatype == nullptr) return count;
-  // Unsigned multiplication: a garbage count wraps instead of overflowing.
-  if (datatype->find("64") != std::string::npos) return count * 8u;
-  if (datatype->find("32") != std::string::npos) return count * 4u;
-  if (datatype->find("16") != std::string::npos) return count * 2u;
-  return count;  // Int8, Uint8, Float8 variants
-}
 
 EventAssembler::EventAssembler(const SpoolIndex& index, size_t max_live, Sink sink)
     : index_(index), max_live_(max_live), sink_(std::move(sink)) {
@@ -109,95 +101,19 @@ void EventAssembler::OnStart(const MergedRecord& r) {
     e.rank = c.rank;
   }
   uint16_t f = r.header.flags;
+  // The kind's own fields, as recorded (a short record leaves the rest zero); the schema says
+  // which of them name, locate and time it.
   const size_t at = sizeof(spool::StartBody);
-  switch (kind) {
-    case Kind::kGroupApi:
-    case Kind::kCollApi:
-    case Kind::kP2pApi: {
-      auto a = ReadBody<spool::ApiFields>(r.body, r.body_size, at);
-      if (kind == Kind::kGroupApi) {
-        e.value = a.depth;
-      } else {
-        e.func = Str(a.func);
-        e.count = a.count;
-        e.datatype = Str(a.datatype);
-        if (kind == Kind::kCollApi) e.root = a.root;
-      }
-      if (f & spool::kStartGraphCaptured) e.flags |= kEvGraphCaptured;
-      break;
-    }
-    case Kind::kColl:
-    case Kind::kCeColl: {
-      auto c = ReadBody<spool::CollFields>(r.body, r.body_size, at);
-      e.seq = c.seq;
-      e.count = c.count;
-      e.func = Str(c.func);
-      e.datatype = Str(c.datatype);
-      e.algo = Str(c.algo);
-      e.proto = Str(c.proto);
-      e.root = c.root;
-      e.nchannels = c.nchannels;
-      e.nwarps = c.nwarps;
-      e.bytes = PayloadBytes(e.datatype, e.count);
-      break;
-    }
-    case Kind::kP2p: {
-      auto p = ReadBody<spool::P2pFields>(r.body, r.body_size, at);
-      e.count = p.count;
-      e.func = Str(p.func);
-      e.datatype = Str(p.datatype);
-      e.peer = p.peer;
-      e.nchannels = p.nchannels;
-      e.bytes = PayloadBytes(e.datatype, e.count);
-      break;
-    }
-    case Kind::kProxyOp: {
-      auto p = ReadBody<spool::ProxyOpFields>(r.body, r.body_size, at);
-      e.peer = p.peer;
-      e.value = p.nsteps;
-      e.value2 = p.chunk_size;
-      e.channel = p.channel;
-      e.flags |= kEvDirectionKnown | ((f & spool::kStartSend) ? kEvSend : 0);
-      break;
-    }
-    case Kind::kProxyStep: {
-      auto p = ReadBody<spool::ProxyStepFields>(r.body, r.body_size, at);
-      e.value = p.step;
-      e.peer = p.peer;
-      e.channel = p.channel;
-      if (p.direction == 1 || p.direction == 2) e.flags |= kEvDirectionKnown | (p.direction == 1 ? kEvSend : 0);
-      break;
-    }
-    case Kind::kKernelCh: {
-      auto k = ReadBody<spool::KernelChFields>(r.body, r.body_size, at);
-      e.gpu_start = k.gpu_start;
-      e.func = Str(k.func);
-      e.channel = k.channel;
-      break;
-    }
-    case Kind::kKernelStep: {
-      auto k = ReadBody<spool::KernelStepFields>(r.body, r.body_size, at);
-      e.gpu_start = k.gpu_start;
-      e.gpu_ready = k.gpu_ready;
-      e.value2 = static_cast<int32_t>(k.step);
-      e.bytes = k.size;
-      e.peer = k.peer;
-      e.func = Str(k.func);
-      e.channel = k.channel;
-      e.flags |= kEvDirectionKnown | ((f & spool::kStartSend) ? kEvSend : 0);
-      break;
-    }
-    case Kind::kNetPlugin:
-      e.seq = static_cast<uint64_t>(ReadBody<spool::NetPluginFields>(r.body, r.body_size, at).net_id);
-      break;
-    case Kind::kCeBatch: {
-      auto b = ReadBody<spool::CeBatchFields>(r.body, r.body_size, at);
-      e.bytes = b.bytes;
-      e.value = b.ops;
-      break;
-    }
-    default:
-      break;
+  const size_t have = std::min<size_t>(r.body_size - at, spool::kStartFieldsBytes[r.header.kind]);
+  if (have != 0) memcpy(e.fields, r.body + at, have);
+  ReadSchemaFields([this](uint32_t id) { return Str(id); }, &e);
+  if (f & spool::kStartGraphCaptured) e.flags |= kEvGraphCaptured;
+  // The direction: the capture's flag where NCCL gave one, a ProxyStep's copy of its ProxyOp's.
+  if (kind == Kind::kProxyOp || kind == Kind::kKernelStep) {
+    e.flags |= kEvDirectionKnown | ((f & spool::kStartSend) ? kEvSend : 0);
+  } else if (kind == Kind::kProxyStep) {
+    const uint8_t direction = e.Fields<Kind::kProxyStep>().direction;
+    if (direction == 1 || direction == 2) e.flags |= kEvDirectionKnown | (direction == 1 ? kEvSend : 0);
   }
   // The parent: live (it then waits for us), recently completed, or not recorded (no parent
   // written). Late is the capture's verdict (kStartLateChild: the parent's work was retired
@@ -237,7 +153,9 @@ void EventAssembler::OnStart(const MergedRecord& r) {
   }
   // The capture flags a task whose KernelCh bit was in NCCL's live mask: only then do its
   // channels announce themselves (the process-wide mask may have changed during the run).
-  if ((kind == Kind::kColl || kind == Kind::kP2p) && (f & spool::kStartAwaitsKernelCh)) l.expected = e.nchannels;
+  if ((kind == Kind::kColl || kind == Kind::kP2p) && (f & spool::kStartAwaitsKernelCh)) {
+    l.expected = kind == Kind::kColl ? e.Fields<Kind::kColl>().nchannels : e.Fields<Kind::kP2p>().nchannels;
+  }
   l.holds += 1 + l.expected;
   live_.Put(e.id, idx);
   starts_.emplace_back(e.start_ns, e.id);
@@ -294,14 +212,16 @@ void EventAssembler::OnState(const MergedRecord& r) {
     return;
   }
   if (state == static_cast<int32_t>(ncclProfilerNetPluginUpdate)) {
-    if (e.kind == Kind::kNetPlugin) ++e.value;
+    if (e.kind == Kind::kNetPlugin) ++e.updates;
     return;
   }
-  if (state == static_cast<int32_t>(ncclProfilerProxyCtrlAppendEnd)) {
-    e.value = static_cast<int32_t>(s.value);
-  } else if (state == static_cast<int32_t>(ncclProfilerProxyStepSendWait) ||
-             state == static_cast<int32_t>(ncclProfilerProxyStepRecvFlushWait)) {
-    e.bytes = s.value;
+  // The states that carry a value (kind_schema.h: kStateValue): the ops a ProxyCtrl appended,
+  // the bytes a ProxyStep moved.
+  if (e.kind == Kind::kProxyCtrl && state == static_cast<int32_t>(ncclProfilerProxyCtrlAppendEnd)) {
+    e.state_value = s.value;
+  } else if (e.kind == Kind::kProxyStep && (state == static_cast<int32_t>(ncclProfilerProxyStepSendWait) ||
+                                           state == static_cast<int32_t>(ncclProfilerProxyStepRecvFlushWait))) {
+    e.state_value = s.value;
   }
   if (e.kind == Kind::kProxyStep && (e.flags & kEvDirectionKnown) == 0) {
     bool send = state == static_cast<int32_t>(ncclProfilerProxyStepSendGPUWait) ||
@@ -347,11 +267,10 @@ void EventAssembler::Complete(uint32_t idx) {
       e.gpu_stop = l.gpu_max;
       e.flags |= kEvHasGpuExtent;
     }
-    // The GPU clock fit of the event's device (gpu_placement.h) at its collective's launch: one
-    // offset for a Coll/P2p and all its GPU work, so they stay in step however the clock drifts.
+    // Its collective's launch, where GpuPlacement reads its GPU clock's fit.
     uint32_t launch = idx;
     while (IsGpuKind(pool_[launch].ev.kind) && pool_[launch].parent != kNone) launch = pool_[launch].parent;
-    e.gpu_offset = index_.GpuOffset(e.comm_index, pool_[launch].ev.start_ns);
+    e.launch_ns = pool_[launch].ev.start_ns;
     if (e.stop_ns < e.start_ns) e.stop_ns = e.start_ns;
     uint32_t parent = l.parent;
     // A GPU child widens its parent's GPU extent before letting the parent complete.

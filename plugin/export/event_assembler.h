@@ -58,7 +58,6 @@ class EventAssembler {
   uint64_t Watermark();
 
   const AssemblerCounts& counts() const { return counts_; }
-  size_t live() const { return live_.size(); }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -98,9 +97,6 @@ class EventAssembler {
   std::deque<std::pair<uint64_t, uint64_t>> starts_;
   uint64_t last_ticks_ = 0;
 };
-
-// Payload bytes of a Coll/P2p: count times the element size its datatype name says.
-uint64_t PayloadBytes(const std::string* datatype, uint64_t count);
 
 }  // namespace exporting
 }  // namespace katrace

@@ -22,21 +22,17 @@ const char* StateName(int32_t state) {
 }
 
 std::string_view EventName(const AssembledEvent& e) {
-  switch (e.kind) {
-    case Kind::kGroupApi:
-    case Kind::kGroup: return "Group";
-    case Kind::kKernelLaunch: return "KernelLaunch";
-    case Kind::kProxyOp: return IsSend(e) ? "Send" : "Recv";
-    case Kind::kProxyStep:
+  const KindSchema& s = SchemaOf(e.kind);
+  switch (s.naming) {
+    case NameRule::kFixed: return s.fixed_name;
+    case NameRule::kDirection: return IsSend(e) ? "Send" : "Recv";
+    case NameRule::kStepDirection:
       if ((e.flags & kEvDirectionKnown) == 0) return "Step";
       return IsSend(e) ? "SendStep" : "RecvStep";
-    case Kind::kProxyCtrl: return e.nstates > 0 ? StateName(e.state_id[0]) : "ProxyCtrl";
-    case Kind::kNetPlugin: return "NetPlugin";
-    case Kind::kKernelStep: return IsSend(e) ? "Send" : "Recv";
-    case Kind::kCeSync: return "CeSync";
-    case Kind::kCeBatch: return "CeBatch";
-    default: return e.func != nullptr ? std::string_view(*e.func) : std::string_view(KindName(e.kind));
+    case NameRule::kFirstState: return e.nstates > 0 ? StateName(e.state_id[0]) : KindNameView(e.kind);
+    case NameRule::kFunc: break;
   }
+  return e.func != nullptr ? std::string_view(*e.func) : KindNameView(e.kind);
 }
 
 }  // namespace exporting

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "katrace/kind_schema.h"
 #include "plugin/export/assembled_event.h"
 
 namespace katrace {

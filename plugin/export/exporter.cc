@@ -11,43 +11,31 @@
 #include <thread>
 #include <utility>
 
+#include "common/ends_with.h"
+#include "common/human_bytes.h"
+#include "common/paths.h"
 #include "plugin/export/chrome_json_encoder.h"
 #include "plugin/export/event_assembler.h"
 #include "plugin/export/event_pipe.h"
+#include "plugin/export/export_progress.h"
 #include "plugin/export/export_summary.h"
 #include "plugin/export/gpu_placement.h"
 #include "plugin/export/nvtxt_encoder.h"
+#include "plugin/export/output_sink.h"
 #include "plugin/export/perfetto_encoder.h"
 #include "plugin/export/rank_identity.h"
-#include "plugin/export/progress.h"
 #include "plugin/export/spool_index.h"
 #include "plugin/export/stream_merge.h"
 #include "plugin/export/trace_layout.h"
 #include "plugin/export/write_behind.h"
-#include "plugin/output_sink.h"
 
 namespace katrace {
 namespace {
 
 using namespace exporting;
 
-bool EndsWith(const std::string& s, const char* suffix) {
-  size_t n = strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string Megabytes(uint64_t bytes) {
-  char b[32];
-  snprintf(b, sizeof(b), "%.1f MB", static_cast<double>(bytes) / 1e6);
-  return b;
-}
-
-void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t) {
+void FillTotals(const SpoolIndex& index, const RankIdentities& identities, const GpuClocks& clocks,
+                uint64_t sink_io_errors, TraceTotals* t) {
   t->mask = index.process.mask;
   const spool::CountersBody& c = index.counters;
   for (int k = 0; k < kKindCount && k < spool::kCounterKinds; ++k) t->drops[k] = c.dropped[k];
@@ -59,10 +47,12 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
   // and the largest error bound of any observed clock (-1 when one is unbounded).
   const uint64_t base = index.process.base_monotonic_ns;
   bool any = false;
-  for (const GpuClockDomain& d : index.gpu_clocks) {
+  for (const GpuClockDomain& d : clocks.domains) {
     FooterGpuClock g;
     g.cuda_device = d.cuda_device;
-    g.pid = d.identity >= 0 && static_cast<size_t>(d.identity) < index.ranks.size() ? index.ranks[d.identity].pid : -1;
+    g.pid = d.identity >= 0 && static_cast<size_t>(d.identity) < identities.ranks.size()
+                ? identities.ranks[static_cast<size_t>(d.identity)].pid
+                : -1;
     for (int c : d.comms) g.comms.push_back(index.comms[static_cast<size_t>(c)].comm_hash);
     const ClockFit& fit = d.fit;
     g.offset_ns = fit.OffsetAt(base);
@@ -95,18 +85,19 @@ void FillTotals(const SpoolIndex& index, uint64_t sink_io_errors, TraceTotals* t
     t->gpu_clocks.push_back(std::move(g));
   }
   if (!any) t->gpu_offset_ns = RealtimePrior(index);
-  for (const CommInstance& ci : index.comms) {
+  for (size_t c = 0; c < index.comms.size(); ++c) {
+    const CommInstance& ci = index.comms[c];
     FooterComm f;
     f.comm_hash = ci.comm_hash;
     f.name = ci.name;
     f.rank = ci.rank;
     f.nranks = ci.nranks;
     f.abi_version = ci.abi_version;
-    f.pid = ci.identity >= 0 && static_cast<size_t>(ci.identity) < index.ranks.size() ? index.ranks[ci.identity].pid
-                                                                                       : index.ranks.front().pid;
-    if (ci.gpu_clock >= 0) {
-      f.gpu_clock = ci.gpu_clock;
-      f.gpu_offset_ns = t->gpu_clocks[static_cast<size_t>(ci.gpu_clock)].offset_ns;
+    f.pid = identities.Of(static_cast<int>(c)).pid;
+    const int32_t domain = c < clocks.of_comm.size() ? clocks.of_comm[c] : -1;
+    if (domain >= 0) {
+      f.gpu_clock = domain;
+      f.gpu_offset_ns = t->gpu_clocks[static_cast<size_t>(domain)].offset_ns;
     }
     t->comms.push_back(std::move(f));
   }
@@ -151,13 +142,13 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   double t_begin = Now();
   unsigned hw = std::thread::hardware_concurrency();
   int threads = options.threads > 0 ? options.threads : static_cast<int>(std::min(hw == 0 ? 1u : hw, 4u));
-  SpoolFile file;
+  SpoolReader file;
   std::string error;
   if (!file.Open(spool_path, &error)) {
     report.message = error;
     return report;
   }
-  Progress progress(options.progress, Basename(spool_path));
+  ExportProgress progress(options.progress, Basename(spool_path));
   SpoolIndex index;
   if (!ScanSpool(file, threads, &progress, &index, &error)) {
     report.message = spool_path + ": " + error;
@@ -178,21 +169,22 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     return report;
   }
   double t_scanned = Now();
-  AssignRankIdentities(&index);
-  PlaceGpuClocks(file, threads, &index);
+  const RankIdentities identities = AssignRankIdentities(index);
+  GpuClocks clocks;
+  PlaceGpuClocks(file, threads, index, identities, &clocks);
   double t_placed = Now();
 
   TraceProcess process;
-  process.rank = index.ranks.front().pid;
+  process.rank = identities.ranks.front().pid;
   process.os_pid = index.has_process ? index.process.os_pid : static_cast<int>(file.header().os_pid);
   process.host = index.host;
   process.base_realtime_ns = index.process.base_realtime_ns;
   process.base_monotonic_ns = index.process.base_monotonic_ns;
   process.end_monotonic_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
-  for (const RankIdentity& r : index.ranks) {
+  for (const RankIdentity& r : identities.ranks) {
     process.ranks.push_back(TraceRank{r.pid, r.world_rank, r.launcher_rank, r.cuda_device, r.label});
   }
-  for (const CommInstance& ci : index.comms) process.comm_rank.push_back(ci.identity < 0 ? 0 : ci.identity);
+  process.comm_rank = identities.of_comm;
 
   OutputSink sink;
   if (!sink.Open(output, options.gzip || EndsWith(output, ".gz"))) {
@@ -218,6 +210,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   // The summary sees every slice on its way to the encoder, exactly as the trace gets it.
   ExportSummary summary(encoder.get());
   TraceLayout layout(process, &summary);
+  const GpuPlacement placement(&clocks, process.base_monotonic_ns, process.end_monotonic_ns);
   // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
   // second thread fed in batches (inline when only one thread is allowed), so both cores work.
   EventPipe pipe;
@@ -229,7 +222,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
         layout.Counters(b.samples[s].host_ns, c.dropped, c.drain, false);
       }
       if (i == b.events.size()) break;
-      layout.Add(b.events[i]);
+      layout.Add(b.events[i], placement.Place(b.events[i]));
     }
     layout.Advance(b.watermark_ns);
   };
@@ -308,7 +301,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   writer.Finish();
 
   TraceTotals totals;
-  FillTotals(index, sink.io_errors(), &totals);
+  FillTotals(index, identities, clocks, sink.io_errors(), &totals);
   if (index.flight) {
     totals.flight = true;
     totals.flight_reason = index.flight_reason;
@@ -337,7 +330,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   report.incomplete = ac.incomplete;
 
   std::string spool_line = "katrace: spool " + std::to_string(index.blocks.size()) + " blocks, " +
-                           Megabytes(index.bytes) +
+                           HumanBytes(index.bytes) +
                            (index.cut ? ", cut at offset " + std::to_string(index.cut_offset) + " (" + index.cut_reason + ")"
                                       : ", ended cleanly");
   std::string trace_line = "katrace: trace " + (committed ? sink.path() : "not written to " + sink.path() + " (I/O error)");
@@ -355,7 +348,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   std::string m = committed ? "exported " : "FAILED to export ";
   m += std::to_string(ac.events) + " events from " + spool_path + " to " +
        sink.path() + " (" + std::to_string(index.blocks.size()) + " blocks, " +
-       Megabytes(index.bytes) + ")";
+       HumanBytes(index.bytes) + ")";
   if (!committed) m += ": write error";
   if (ac.incomplete != 0) m += ", " + std::to_string(ac.incomplete) + " incomplete";
   if (index.cut) {
@@ -394,7 +387,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
          "KernelStep drawn at their host times (host_timed, clamped), CollGpu left out";
   }
   if (!index.has_process) m += "; the spool has no Process record";
-  m += GpuClockWarnings(index);
+  m += GpuClockWarnings(clocks, index, identities);
   m += summary_error;
   report.message = m;
   return report;

@@ -1,4 +1,8 @@
-// GPU clock placement, with the whole run in view: one clock domain per GPU (the communicators
+// GPU placement, the one stage that knows GPU clocks: first the fit of each GPU clock with the
+// whole run in view (PlaceGpuClocks), then each event's stamps put on the host clock and held
+// within the run (GpuPlacement), which the layout draws as it is handed them.
+//
+// The fit: one clock domain per GPU (the communicators
 // of one CUDA device share its %globaltimer; a communicator whose device is unknown goes with
 // its rank identity's), fitted from every observation (gpu_clock_fit.h).
 //
@@ -18,6 +22,11 @@
 
 #include <string>
 
+#include <vector>
+
+#include "plugin/export/assembled_event.h"
+#include "plugin/export/gpu_clock_fit.h"
+#include "plugin/export/rank_identity.h"
 #include "plugin/export/spool_index.h"
 
 namespace katrace {
@@ -28,21 +37,81 @@ constexpr uint64_t kLaunchHorizonNs = 2000000000ull;
 // eight GPUs doing so at once; a KernelCh reaches the file a few 100 ms flushes after its launch.
 constexpr size_t kMaxLaunchesKept = size_t{1} << 19;
 
+// One GPU clock domain: the communicators of one CUDA device (or, when the device is unknown, of
+// one rank identity), which share one %globaltimer; and its fit (gpu_clock_fit.h).
+struct GpuClockDomain {
+  int32_t cuda_device = -1;  // -1 unknown
+  int32_t identity = -1;     // the rank identity (RankIdentities::ranks), when the device is unknown
+  std::vector<int> comms;    // indices into SpoolIndex::comms
+  ClockFit fit;
+  uint64_t upper_bounds = 0, lower_bounds = 0;  // every observation, before bucketing
+  uint64_t unlaunched = 0;  // KernelCh whose collective's launch was not found (no lower bound)
+};
+
+// What the fit hands on: the domains, and which one each communicator's stamps are on.
+struct GpuClocks {
+  std::vector<GpuClockDomain> domains;
+  std::vector<int32_t> of_comm;  // per SpoolIndex::comms entry: an index into domains
+  int64_t prior = 0;             // the realtime prior, for work of an unknown communicator
+};
+
 // The realtime prior of the process (two's-complement difference, never overflowing).
 int64_t RealtimePrior(const SpoolIndex& index);
 
-// Fills index->gpu_clocks and every communicator's gpu_clock. Needs the rank identities
-// (AssignRankIdentities) for communicators without a device. Returns how many blocks it read
-// again (0 when the spool holds no GPU stamp).
-size_t PlaceGpuClocks(const SpoolFile& file, int threads, SpoolIndex* index,
-                      size_t max_launches = kMaxLaunchesKept);
+// The domains of |index|'s communicators (by device, else by their rank identity) and each one's
+// fit. Returns how many blocks it read again (0 when the spool holds no GPU stamp).
+size_t PlaceGpuClocks(const SpoolReader& file, int threads, const SpoolIndex& index,
+                      const RankIdentities& identities, GpuClocks* clocks, size_t max_launches = kMaxLaunchesKept);
 
 // "; GPU clock of ... : ..." for every domain whose band was empty or whose error bound is
 // above kClockLargeErrorNs or unknown; "" when every fit is sound.
-std::string GpuClockWarnings(const SpoolIndex& index);
+std::string GpuClockWarnings(const GpuClocks& clocks, const SpoolIndex& index, const RankIdentities& identities);
 
 // The domain's name in messages: "cuda device 3", "rank 1", "communicator <hash>".
-std::string GpuClockName(const SpoolIndex& index, const GpuClockDomain& domain);
+std::string GpuClockName(const GpuClockDomain& domain, const SpoolIndex& index, const RankIdentities& identities);
+
+// An event's GPU work on the host clock, held within the run: what the layout draws and what
+// its arguments report (kind_args.h). For a KernelCh or KernelStep its own stamps, for a Coll
+// or P2p the extent of its children.
+struct GpuSpan {
+  uint64_t start = 0, ready = 0, end = 0;  // host monotonic ns; ready: a KernelStep's transfer start
+  bool clamped = false;            // a time was held at the run's edge
+  bool stop_before_start = false;  // drawn with zero length at its start
+  // The stamps say nothing of where in the run the work ran (missing, or outside the run at both
+  // ends): a KernelCh or KernelStep keeps its host times, a Coll's extent is not drawn.
+  bool host_timed = false;
+  bool has_wait = false, has_transfer = false;  // KernelStep halves
+};
+
+// The per-event half of GPU placement: the fitted offset of the event's GPU clock at its
+// collective's launch (one offset for a Coll/P2p and all its GPU work, so they stay in step
+// however the clock drifts), then the stamps converted and held within [run start, run end + 1 s].
+class GpuPlacement {
+ public:
+  static constexpr uint64_t kSlackNs = 1000000000;  // GPU work may end up to 1 s after the spool
+
+  // |clocks| holds the fits (PlaceGpuClocks); null places every stamp with offset 0.
+  GpuPlacement(const GpuClocks* clocks, uint64_t run_start_ns, uint64_t run_end_ns);
+
+  // host_monotonic = gpu + Offset(e).
+  int64_t Offset(const AssembledEvent& e) const;
+  // KernelCh, KernelStep: their own work; Coll/P2p with kEvHasGpuExtent: the extent; else an
+  // empty span.
+  GpuSpan Place(const AssembledEvent& e) const { return HasGpuWork(e) ? PlaceAt(e, Offset(e)) : GpuSpan{}; }
+  GpuSpan PlaceAt(const AssembledEvent& e, int64_t offset) const;
+
+  // Whether |e| has GPU times to place: a KernelCh, a KernelStep, or a Coll/P2p with an extent. The
+  // others (most events) skip the fit.
+  static bool HasGpuWork(const AssembledEvent& e) {
+    return IsGpuKind(e.kind) || (e.flags & kEvHasGpuExtent) != 0;
+  }
+
+ private:
+  uint64_t ToHost(uint64_t gpu_ns, int64_t offset, bool* clamped) const;
+
+  const GpuClocks* clocks_;
+  uint64_t lo_, hi_;
+};
 
 }  // namespace exporting
 }  // namespace katrace

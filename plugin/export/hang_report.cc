@@ -9,12 +9,14 @@
 #include <tuple>
 #include <vector>
 
+#include "common/hex16.h"
 #include "plugin/export/event_assembler.h"
 #include "plugin/export/event_naming.h"
 #include "plugin/export/export_summary.h"
+#include "plugin/export/json_buffer.h"
+#include "plugin/export/kind_args.h"
 #include "plugin/export/spool_index.h"
 #include "plugin/export/stream_merge.h"
-#include "plugin/json_buffer.h"
 
 namespace katrace {
 namespace {
@@ -102,11 +104,13 @@ class Collector {
     OpenEvent o;
     o.kind = e.kind;
     o.func = std::string(EventName(e));
-    o.seq = e.seq;
-    o.bytes = e.bytes;
+    // What the report says of each kind is read by its schema's argument names.
+    Arg a;
+    if (KindArg(e, "seq", &a)) o.seq = a.u;
+    if (KindArg(e, "bytes", &a) || KindArg(e, "size", &a) || KindArg(e, "trans_size", &a)) o.bytes = a.u;
+    if (KindArg(e, "step", &a)) o.step = static_cast<int32_t>(a.i);
     o.start_ns = e.start_ns;
     o.peer = e.peer;
-    o.step = e.kind == Kind::kKernelStep ? e.value2 : e.value;
     o.channel = e.channel;
     o.send = IsSend(e);
     o.direction_known = (e.flags & kEvDirectionKnown) != 0;
@@ -136,11 +140,6 @@ class Writer {
     snprintf(b, sizeof(b), "%.3f", s);
     return b;
   }
-  static std::string Hex(uint64_t v) {
-    char b[24];
-    snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(v));
-    return b;
-  }
   void Since(JsonBuffer* j, uint64_t start_ns) const {
     j->Key("since_realtime_ns").Uint(Realtime(start_ns)).Char(',');
     j->Key("seconds_before_report").Raw(Seconds(Ago(start_ns)).c_str());
@@ -154,13 +153,13 @@ const char* Direction(const OpenEvent& e) { return !e.direction_known ? "unknown
 
 HangReportResult Build(const HangReportInput& in) {
   HangReportResult result;
-  SpoolFile file;
+  SpoolReader file;
   std::string error;
   if (!file.Open(in.spool_path, &error)) {
     result.message = error;
     return result;
   }
-  Progress progress(false, "");
+  ExportProgress progress(false, "");
   SpoolIndex index;
   if (!ScanSpool(file, 1, &progress, &index, &error)) {
     result.message = in.spool_path + ": " + error;
@@ -211,12 +210,12 @@ HangReportResult Build(const HangReportInput& in) {
     if (!first_comm) j.Char(',');
     first_comm = false;
     j.Char('{');
-    j.Key("comm_hash").String(Writer::Hex(ci != nullptr ? ci->comm_hash : 0)).Char(',');
+    j.Key("comm_hash").String(Hex16(ci != nullptr ? ci->comm_hash : 0)).Char(',');
     j.Key("name").String(ci != nullptr ? ci->name : std::string()).Char(',');
     j.Key("rank").Int(ci != nullptr ? ci->rank : -1).Char(',');
     j.Key("nranks").Int(ci != nullptr ? ci->nranks : 0).Char(',');
     j.Key("tasks_in_flight").Uint(c.tasks).Char(',');
-    std::string line = "katrace:   comm " + Writer::Hex(ci != nullptr ? ci->comm_hash : 0) + " rank " +
+    std::string line = "katrace:   comm " + Hex16(ci != nullptr ? ci->comm_hash : 0) + " rank " +
                        std::to_string(ci != nullptr ? ci->rank : -1) + "/" + std::to_string(ci != nullptr ? ci->nranks : 0) +
                        ":";
     j.Key("oldest_in_flight");
@@ -292,7 +291,7 @@ HangReportResult Build(const HangReportInput& in) {
     if (listed) continue;
     if (!first_quiet) j.Char(',');
     first_quiet = false;
-    j.Char('{').Key("comm_hash").String(Writer::Hex(ci.comm_hash)).Char(',');
+    j.Char('{').Key("comm_hash").String(Hex16(ci.comm_hash)).Char(',');
     j.Key("name").String(ci.name).Char(',');
     j.Key("rank").Int(ci.rank).Char(',');
     j.Key("nranks").Int(ci.nranks).Char(',');

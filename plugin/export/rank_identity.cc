@@ -23,17 +23,19 @@ int FindOrAdd(std::vector<RankIdentity>* ranks, int32_t world_rank, int32_t cuda
 
 }  // namespace
 
-void AssignRankIdentities(SpoolIndex* index) {
-  std::vector<RankIdentity>& ranks = index->ranks;
-  ranks.clear();
-  const int32_t launcher = index->has_process ? index->process.rank : -1;
+RankIdentities AssignRankIdentities(const SpoolIndex& index) {
+  RankIdentities result;
+  std::vector<RankIdentity>& ranks = result.ranks;
+  std::vector<int32_t>& identity = result.of_comm;
+  identity.assign(index.comms.size(), -1);
+  const int32_t launcher = index.has_process ? index.process.rank : -1;
   int32_t widest = 0;
-  for (const CommInstance& c : index->comms) widest = std::max(widest, c.nranks);
+  for (const CommInstance& c : index.comms) widest = std::max(widest, c.nranks);
 
   // World ranks in rank order, so the identities (and the "first" one) never depend on which
   // communicator happened to initialize first.
   std::vector<int32_t> world_ranks;
-  for (const CommInstance& c : index->comms) {
+  for (const CommInstance& c : index.comms) {
     if (c.nranks == widest) world_ranks.push_back(c.rank);
   }
   std::sort(world_ranks.begin(), world_ranks.end());
@@ -46,14 +48,16 @@ void AssignRankIdentities(SpoolIndex* index) {
   }
 
   // The world instances first: each takes its own rank's identity and lends it its device.
-  for (CommInstance& c : index->comms) {
+  for (size_t i = 0; i < index.comms.size(); ++i) {
+    const CommInstance& c = index.comms[i];
     if (c.nranks != widest) continue;
-    c.identity = FindOrAdd(&ranks, c.rank, c.cuda_device);
-    if (ranks[c.identity].cuda_device < 0) ranks[c.identity].cuda_device = c.cuda_device;
+    identity[i] = FindOrAdd(&ranks, c.rank, c.cuda_device);
+    if (ranks[identity[i]].cuda_device < 0) ranks[identity[i]].cuda_device = c.cuda_device;
   }
   // Then every other communicator: same device, else same initializing thread, else the first.
-  for (CommInstance& c : index->comms) {
-    if (c.identity >= 0) continue;
+  for (size_t ci = 0; ci < index.comms.size(); ++ci) {
+    const CommInstance& c = index.comms[ci];
+    if (identity[ci] >= 0) continue;
     int found = -1;
     if (c.cuda_device >= 0) {
       for (size_t i = 0; i < ranks.size() && found < 0; ++i) {
@@ -62,14 +66,16 @@ void AssignRankIdentities(SpoolIndex* index) {
     }
     if (found < 0) {
       // The world communicator initialized on this thread with the lowest world rank.
-      for (const CommInstance& w : index->comms) {
-        if (w.nranks == widest && w.init_os_tid == c.init_os_tid && w.identity >= 0 &&
-            (found < 0 || ranks[w.identity].world_rank < ranks[found].world_rank)) {
-          found = w.identity;
+      for (size_t wi = 0; wi < index.comms.size(); ++wi) {
+        const CommInstance& w = index.comms[wi];
+        const int32_t wid = identity[wi];
+        if (w.nranks == widest && w.init_os_tid == c.init_os_tid && wid >= 0 &&
+            (found < 0 || ranks[wid].world_rank < ranks[found].world_rank)) {
+          found = wid;
         }
       }
     }
-    c.identity = found >= 0 ? found : 0;
+    identity[ci] = found >= 0 ? found : 0;
   }
 
   // The launcher's rank names the process only when it holds exactly one rank; with several GPUs
@@ -80,6 +86,7 @@ void AssignRankIdentities(SpoolIndex* index) {
     r.pid = single && launcher >= 0 ? launcher : r.world_rank;
     r.label = "rank " + std::to_string(r.pid);
   }
+  return result;
 }
 
 }  // namespace exporting

@@ -217,7 +217,7 @@ int SpoolIndex::CommIndexAt(uint16_t slot, uint64_t ticks) const {
   return pos == v.begin() ? v.front() : *(pos - 1);
 }
 
-bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolIndex* index, std::string* error) {
+bool ScanSpool(const SpoolReader& file, int threads, ExportProgress* progress, SpoolIndex* index, std::string* error) {
   index->file_bytes = file.size();
   // Block headers chain by their lengths, so the walk is sequential and cheap (40 bytes each);
   // it stops at the first header that is not whole or not in bounds.
@@ -320,7 +320,7 @@ bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolInde
 
 bool PeekSpoolProcess(const std::string& path, spool::ProcessBody* process, std::string* host,
                       std::string* trace_path, std::string* error) {
-  SpoolFile file;
+  SpoolReader file;
   if (!file.Open(path, error)) return false;
   uint64_t offset = file.first_block_offset();
   ByteBuffer scratch, raw;

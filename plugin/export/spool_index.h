@@ -15,10 +15,9 @@
 
 #include "katrace/event_kinds.h"
 #include "katrace/spool_format.h"
-#include "plugin/export/gpu_clock_fit.h"
-#include "plugin/export/host_clock.h"
-#include "plugin/export/progress.h"
+#include "plugin/export/export_progress.h"
 #include "plugin/export/spool_reader.h"
+#include "plugin/export/tick_converter.h"
 
 namespace katrace {
 namespace exporting {
@@ -28,17 +27,8 @@ inline bool IsLaunchKind(uint8_t kind) {
   return kind == static_cast<uint8_t>(Kind::kColl) || kind == static_cast<uint8_t>(Kind::kP2p);
 }
 
-// One rank of this process as the trace shows it: a Perfetto process. |pid| is stable from run to
-// run and unique among the ranks of one job (see AssignRankIdentities).
-struct RankIdentity {
-  int32_t pid = 0;
-  int32_t world_rank = -1;     // its rank in the widest communicator it belongs to
-  int32_t launcher_rank = -1;  // the process's rank from the launcher, -1 none
-  int32_t cuda_device = -1;
-  std::string label;           // "rank 3", as the process is named
-};
-
-// One communicator: what its Comm record said, when it ended, and where its GPU stamps go.
+// One communicator: what its Comm record said and when it ended. Which rank it belongs to and
+// which GPU clock it stamps with are later stages' results (rank_identity.h, gpu_placement.h).
 struct CommInstance {
   uint16_t slot = 0;
   uint64_t comm_hash = 0;
@@ -46,28 +36,14 @@ struct CommInstance {
   int32_t rank = 0, nranks = 0, nnodes = 0, abi_version = 0;
   int32_t cuda_device = -1;  // -1 unknown
   uint32_t init_os_tid = 0;  // the thread that initialized it (its Comm record's stream)
-  int32_t identity = -1;     // index into SpoolIndex::ranks (rank_identity.h), -1 before assignment
   std::string name;
   bool ended = false;
   uint64_t end_ticks = 0;  // CommEnd
-  // Its GPU clock domain (gpu_placement.h): index into SpoolIndex::gpu_clocks, -1 before placement.
-  int32_t gpu_clock = -1;
 };
 
 struct IndexedBlock {
   BlockRef ref;
   uint64_t first_key = 0;  // merge key of its first record (running max of ticks in its stream)
-};
-
-// One GPU clock domain: the communicators of one CUDA device (or, when the device is unknown, of
-// one rank identity), which share one %globaltimer; and its fit (gpu_clock_fit.h).
-struct GpuClockDomain {
-  int32_t cuda_device = -1;  // -1 unknown
-  int32_t identity = -1;     // the rank identity, when the device is unknown
-  std::vector<int> comms;    // indices into SpoolIndex::comms
-  ClockFit fit;
-  uint64_t upper_bounds = 0, lower_bounds = 0;  // every observation, before bucketing
-  uint64_t unlaunched = 0;  // KernelCh whose collective's launch was not found (no lower bound)
 };
 
 struct SpoolIndex {
@@ -77,7 +53,7 @@ struct SpoolIndex {
   std::string trace_path;
 
   std::vector<spool::ClockBody> clocks;  // every Clock record, file order
-  HostClock clock;
+  TickConverter clock;
 
   std::unordered_map<uint32_t, std::string> strings;
   std::vector<CommInstance> comms;  // sorted by (slot, ticks)
@@ -94,7 +70,6 @@ struct SpoolIndex {
   std::vector<IndexedBlock> blocks;  // whole blocks, file order
   std::vector<uint32_t> clock_blocks;  // blocks with Coll/P2p/KernelCh/KernelStep starts, for the clock pass
   bool has_gpu_stamps = false;         // some block has a KernelCh or KernelStep start
-  std::vector<GpuClockDomain> gpu_clocks;  // filled by PlaceGpuClocks
   uint64_t file_bytes = 0;
   uint64_t bytes = 0;      // file header plus whole blocks
   uint64_t raw_bytes = 0;  // decoded payload bytes of the whole blocks
@@ -112,18 +87,11 @@ struct SpoolIndex {
   int CommIndexAt(uint16_t slot, uint64_t ticks) const;
 
   std::unordered_map<uint16_t, std::vector<int>> comms_by_slot;  // indices into comms, by ticks
-
-  // host_monotonic = gpu + GpuOffset(comm, host_ns): the fit of communicator |comm|'s GPU clock
-  // at host time |host_ns| (the realtime prior for -1 or before placement). In gpu_placement.cc.
-  int64_t GpuOffset(int comm, uint64_t host_ns) const;
-
-  // The ranks this process holds, one Perfetto process each (rank_identity.h).
-  std::vector<RankIdentity> ranks;
 };
 
 // The first pass. False (with |error|) only when nothing could be exported; a cut spool is
 // indexed up to its cut.
-bool ScanSpool(const SpoolFile& file, int threads, Progress* progress, SpoolIndex* index, std::string* error);
+bool ScanSpool(const SpoolReader& file, int threads, ExportProgress* progress, SpoolIndex* index, std::string* error);
 
 // Reads just enough of a spool (its first blocks) to return the Process record.
 bool PeekSpoolProcess(const std::string& path, spool::ProcessBody* process, std::string* host,

@@ -15,18 +15,12 @@
 
 #include "katrace/drain_counters.h"
 #include "katrace/event_kinds.h"
+#include "katrace/kind_schema.h"
 
 namespace katrace {
 namespace exporting {
 
-enum class ArgType : uint8_t {
-  kUint,
-  kInt,
-  kBool,
-  kString,
-  kTime,   // ns relative to the trace base (a point in time, shown like ts)
-  kHex64,  // a 64-bit id shown as 16 hex digits (communicator hashes)
-};
+using katrace::ArgType;  // katrace/kind_schema.h: how an argument is typed in every format
 
 struct Arg {
   std::string_view key;  // from a literal or kKindInfo: its length is known without strlen

@@ -1,21 +1,15 @@
 #include "plugin/export/trace_layout.h"
 
-#include <stdio.h>
-
 #include <algorithm>
 #include <new>
 
+#include "common/hex16.h"
 #include "plugin/export/event_naming.h"
+#include "plugin/export/kind_args.h"
 
 namespace katrace {
 namespace exporting {
 namespace {
-
-std::string HexComm(uint64_t hash) {
-  char b[17];
-  snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(hash));
-  return b;
-}
 
 int64_t Dur(uint64_t start, uint64_t stop) { return stop >= start ? static_cast<int64_t>(stop - start) : 0; }
 
@@ -33,8 +27,6 @@ void SortSubSlices(SubSlice* s, size_t n) {
   });
 }
 
-constexpr uint64_t kGpuSlackNs = 1000000000;  // GPU slices may end up to 1 s after the spool
-
 }  // namespace
 
 TraceLayout::TraceLayout(const TraceProcess& process, TraceEncoder* encoder) : process_(process), enc_(encoder) {
@@ -44,31 +36,7 @@ TraceLayout::TraceLayout(const TraceProcess& process, TraceEncoder* encoder) : p
     r.label = "rank " + std::to_string(process_.rank);
     process_.ranks.push_back(r);
   }
-  gpu_lo_ = process_.base_monotonic_ns;
-  uint64_t end = std::max(process_.end_monotonic_ns, process_.base_monotonic_ns);
-  gpu_hi_ = end > UINT64_MAX - kGpuSlackNs ? UINT64_MAX : end + kGpuSlackNs;
   enc_->Begin(process_);
-}
-
-uint64_t TraceLayout::GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* clamped) const {
-  // Exact: a garbage offset or stamp must not wrap around into the run.
-  __int128 t = static_cast<__int128>(gpu_ns) + e.gpu_offset;
-  if (t < static_cast<__int128>(gpu_lo_)) {
-    *clamped = true;
-    return gpu_lo_;
-  }
-  if (t > static_cast<__int128>(gpu_hi_)) {
-    *clamped = true;
-    return gpu_hi_;
-  }
-  return static_cast<uint64_t>(t);
-}
-
-bool TraceLayout::ExtentOutsideRun(const AssembledEvent& e) const {
-  bool start_out = false, stop_out = false;
-  GpuToHost(e, e.gpu_start, &start_out);
-  if (e.gpu_stop >= e.gpu_start) GpuToHost(e, e.gpu_stop, &stop_out);
-  return start_out && (stop_out || e.gpu_stop < e.gpu_start);
 }
 
 int TraceLayout::RankOf(const AssembledEvent& e) const {
@@ -79,23 +47,23 @@ int TraceLayout::RankOf(const AssembledEvent& e) const {
 
 // ---- Arrival: each event becomes one or two pending slices ----
 
-void TraceLayout::Add(const AssembledEvent& e) {
+void TraceLayout::Add(const AssembledEvent& e, const GpuSpan& gpu) {
   ++events_[static_cast<int>(e.kind)];
   if (e.flags & kEvIncomplete) ++incomplete_;
   if (e.flags & kEvLateChild) ++late_children_;
   if (IsGpuKind(e.kind) && (e.gpu_start != 0 || e.gpu_ready != 0)) ++gpu_stamped_;
   uint32_t slot = TakeSlot();
-  Prepare(e, &SlotAt(slot));
+  Prepare(e, gpu, &SlotAt(slot));
   Enqueue(slot);
   if ((e.kind == Kind::kColl || e.kind == Kind::kP2p) && (e.flags & kEvHasGpuExtent)) {
-    if (ExtentOutsideRun(e)) {
+    if (gpu.host_timed) {  // the extent lies outside the run at both ends
       ++outside_run_;
       return;
     }
     const uint32_t host_slot = slot;
     slot = TakeSlot();
     Pending& extent = SlotAt(slot);
-    PrepareGpuExtent(e, &extent);
+    PrepareGpuExtent(e, gpu, &extent);
     // The launch arrow, decided with both ends in hand so each end's slice carries it. An arrow
     // into the past would claim the GPU ran the work before the host launched it: only a clock
     // whose bounds contradict each other (the fit warns about it) places it so. It is counted in
@@ -153,20 +121,15 @@ void TraceLayout::PlaceSlot(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
+void TraceLayout::Prepare(const AssembledEvent& e, const GpuSpan& gpu, Pending* p) const {
   new (p) Pending(e);  // in place: no zeroed temporary copied over, e not zeroed first
   p->role = Role::kEvent;
+  p->type = TrackTypeOf(SchemaOf(e.kind).family);
+  p->gpu = gpu;  // a Coll/P2p: its extent, which its args report
   p->start = e.start_ns;
   p->end = e.stop_ns < e.start_ns ? e.start_ns : e.stop_ns;
   switch (e.kind) {
-    case Kind::kProxyOp: p->type = TrackType::kProxyOp; break;
-    case Kind::kProxyCtrl: p->type = TrackType::kProxyCtrl; break;
-    case Kind::kNetPlugin: p->type = TrackType::kNet; break;
-    case Kind::kColl:
-    case Kind::kP2p:
-    case Kind::kCeColl: p->type = TrackType::kHostTasks; break;
     case Kind::kProxyStep: {
-      p->type = TrackType::kProxyStep;
       // One interval per state, each up to the next state or the stop.
       for (int i = 0; i < e.nstates; ++i) {
         uint64_t s = std::min(std::max(e.state_ns[i], p->start), p->end);
@@ -177,65 +140,26 @@ void TraceLayout::Prepare(const AssembledEvent& e, Pending* p) const {
       }
       break;
     }
-    case Kind::kKernelCh: {
-      p->type = TrackType::kGpuChannel;
-      bool stamps = e.gpu_start != 0 && (e.flags & kEvGpuStopSeen);
-      if (stamps) {
-        // Stop before start is a fact worth showing, not a reason to fall back on host times.
-        p->stop_before_start = e.gpu_stop < e.gpu_start;
-        bool start_out = false, stop_out = false;
-        uint64_t start = GpuToHost(e, e.gpu_start, &start_out);
-        uint64_t end = p->stop_before_start ? start : GpuToHost(e, e.gpu_stop, &stop_out);
-        p->clamped = start_out || stop_out;
-        // Both ends outside the run: the stamps say nothing of where in it the work ran. Held at
-        // the edge with zero length, every such slice would need a lane (a track) of its own.
-        p->host_timed = start_out && (stop_out || p->stop_before_start);
-        if (!p->host_timed) {
-          p->start = start;
-          p->end = end;
-        }
-      } else {
-        p->host_timed = true;  // without both stamps the callbacks' host times are the best we have
-      }
-      break;
-    }
+    case Kind::kKernelCh:
     case Kind::kKernelStep: {
-      p->type = TrackType::kGpuStep;
-      // A wait stamp after the transfer start is garbage: the step then begins at the transfer.
-      p->has_wait = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start;
-      uint64_t begin_gpu = p->has_wait ? e.gpu_start : e.gpu_ready;
-      bool stop_seen = (e.flags & kEvGpuStopSeen) != 0;
-      p->stop_before_start = stop_seen && e.gpu_stop < e.gpu_ready;
-      uint64_t stop_gpu = stop_seen && !p->stop_before_start ? e.gpu_stop : e.gpu_ready;
-      bool start_out = false, ready_out = false, stop_out = false;
-      uint64_t start = GpuToHost(e, begin_gpu, &start_out);
-      uint64_t ready = GpuToHost(e, e.gpu_ready, &ready_out);
-      uint64_t end = GpuToHost(e, stop_gpu, &stop_out);
-      p->clamped = start_out || ready_out || stop_out;
-      // As a KernelCh: outside the run at both ends, the step keeps its host times, undivided.
-      p->host_timed = start_out && stop_out;
-      if (p->host_timed) {
-        p->has_wait = false;
-        break;
-      }
-      p->start = start;
-      p->end = end;
-      p->has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
-      if (p->has_wait) p->parts[p->nparts++] = Span{p->start, ready};
-      if (p->has_transfer) p->parts[p->nparts++] = Span{ready, p->end};
+      if (gpu.host_timed) break;
+      p->start = gpu.start;
+      p->end = gpu.end;
+      if (gpu.has_wait) p->parts[p->nparts++] = Span{gpu.start, gpu.ready};
+      if (gpu.has_transfer) p->parts[p->nparts++] = Span{gpu.ready, gpu.end};
       break;
     }
-    default: p->type = TrackType::kHost; break;
+    default: break;
   }
 }
 
-void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, Pending* p) const {
+void TraceLayout::PrepareGpuExtent(const AssembledEvent& e, const GpuSpan& gpu, Pending* p) const {
   new (p) Pending(e);
   p->role = Role::kGpuExtent;
   p->type = TrackType::kGpuComm;
-  p->stop_before_start = e.gpu_stop < e.gpu_start;
-  p->start = GpuToHost(e, e.gpu_start, &p->clamped);
-  p->end = p->stop_before_start ? p->start : GpuToHost(e, e.gpu_stop, &p->clamped);
+  p->gpu = gpu;
+  p->start = gpu.start;
+  p->end = gpu.end;
 }
 
 // ---- Placement, in start order ----
@@ -261,7 +185,7 @@ TrackKey TraceLayout::KeyOf(const Pending& p) const {
 }
 
 std::string TraceLayout::GroupName(const TrackKey& key, const AssembledEvent& e) const {
-  std::string comm = "comm " + HexComm(e.comm_hash).substr(0, 8) + " rank " + std::to_string(e.rank);
+  std::string comm = "comm " + Hex16(e.comm_hash).substr(0, 8) + " rank " + std::to_string(e.rank);
   std::string conn = comm + " ch " + std::to_string(key.channel) + (key.send ? " send" : " recv") + " peer " +
                      std::to_string(key.peer);
   std::string host = "host " + std::to_string(key.os_tid);
@@ -363,16 +287,11 @@ void TraceLayout::Place(const Pending& p) {
     GpuExtent(p, tid);
     return;
   }
-  switch (p.e.kind) {
-    case Kind::kProxyOp: ProxyOp(p, tid); break;
-    case Kind::kProxyStep: ProxyStep(p, tid); break;
-    case Kind::kKernelCh: KernelCh(p, tid); break;
-    case Kind::kKernelStep: KernelStep(p, tid); break;
-    case Kind::kProxyCtrl:
-    case Kind::kNetPlugin: OtherProxy(p, tid); break;
-    default: HostEvent(p, tid); break;
-  }
+  EventSlice(p, tid);
+  if (p.e.kind == Kind::kProxyStep) ProxyStepStates(p, tid);
+  if (p.e.kind == Kind::kKernelStep) KernelStepHalves(p, tid);
 }
+
 
 // ---- Writing ----
 
@@ -386,181 +305,62 @@ void TraceLayout::Emit(std::string_view name, std::string_view cat, int tid, uin
   enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n, flow_out, flow_in});
 }
 
-size_t TraceLayout::CommonArgs(const AssembledEvent& e, Arg* a) const {
-  size_t n = 0;
-  a[n++] = Arg::Uint("id", e.id);
-  if (e.parent_id != 0) a[n++] = Arg::Uint("parent", e.parent_id);
-  a[n++] = Arg::Hex("comm", e.comm_hash);
-  a[n++] = Arg::Int("rank", e.rank);
-  if (e.flags & kEvIncomplete) a[n++] = Arg::Bool("incomplete", true);
-  if (e.flags & kEvLateChild) a[n++] = Arg::Bool("late", true);
-  return n;
-}
-
-size_t TraceLayout::GpuFacts(const Pending& p, Arg* a) const {
-  size_t n = 0;
-  if (p.clamped) a[n++] = Arg::Bool("clamped", true);
-  if (p.stop_before_start) a[n++] = Arg::Bool("gpu_stop_before_start", true);
-  if (p.host_timed) a[n++] = Arg::Bool("host_timed", true);
-  return n;
-}
-
-void TraceLayout::HostEvent(const Pending& p, int tid) {
+// A recorded event's own slice: its kind's name rule and arguments (kind_args.h).
+void TraceLayout::EventSlice(const Pending& p, int tid) {
   const AssembledEvent& e = p.e;
-  Arg a[32];
-  size_t n = CommonArgs(e, a);
-  switch (e.kind) {
-    case Kind::kGroupApi:
-      a[n++] = Arg::Int("depth", e.value);
-      a[n++] = Arg::Bool("graph_captured", e.flags & kEvGraphCaptured);
-      break;
-    case Kind::kCollApi:
-    case Kind::kP2pApi:
-      a[n++] = Arg::Str("func", Text(e.func));
-      a[n++] = Arg::Uint("count", e.count);
-      a[n++] = Arg::Str("datatype", Text(e.datatype));
-      if (e.kind == Kind::kCollApi) a[n++] = Arg::Int("root", e.root);
-      a[n++] = Arg::Bool("graph_captured", e.flags & kEvGraphCaptured);
-      break;
-    case Kind::kColl:
-    case Kind::kP2p:
-    case Kind::kCeColl:
-      a[n++] = Arg::Str("func", Text(e.func));
-      a[n++] = Arg::Uint("count", e.count);
-      a[n++] = Arg::Str("datatype", Text(e.datatype));
-      a[n++] = Arg::Uint("bytes", e.bytes);
-      if (e.kind == Kind::kP2p) {
-        a[n++] = Arg::Int("peer", e.peer);
-      } else {
-        a[n++] = Arg::Uint("seq", e.seq);
-        a[n++] = Arg::Int("root", e.root);
-        if (e.kind == Kind::kColl) {
-          a[n++] = Arg::Str("algo", Text(e.algo));
-          a[n++] = Arg::Str("proto", Text(e.proto));
-          a[n++] = Arg::Int("warps", e.nwarps);
-        }
-      }
-      a[n++] = Arg::Int("channels", e.nchannels);
-      if (e.flags & kEvHasGpuExtent) {
-        // The same clamped times as the CollGpu slice, so its children lie within both.
-        bool clamped = false;
-        uint64_t gpu_start = GpuToHost(e, e.gpu_start, &clamped);
-        uint64_t gpu_end = e.gpu_stop < e.gpu_start ? gpu_start : GpuToHost(e, e.gpu_stop, &clamped);
-        a[n++] = Arg::Time("gpu_start", Rel(gpu_start));
-        a[n++] = Arg::Time("gpu_end", Rel(gpu_end));
-      }
-      break;
-    case Kind::kCeBatch:
-      a[n++] = Arg::Int("ops", e.value);
-      a[n++] = Arg::Uint("bytes", e.bytes);
-      break;
-    default:
-      break;
-  }
-  if (e.kind == Kind::kGroupApi) {
-    for (int i = 0; i < e.nstates; ++i) {
-      const char* name = e.state_id[i] == ncclProfilerGroupStartApiStop ? "group_start_done" : "group_end_entered";
-      a[n++] = Arg::Time(name, Rel(e.state_ns[i]));
-    }
-  }
-  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n, p.flow_out);
+  SliceArgs args;
+  Arg* a = args.a;
+  const size_t n = EventArgs(ArgContext{e, process_.base_monotonic_ns, &p.gpu}, a);
+  // GPU work drawn at host times because its stamps lie outside the run (not merely missing).
+  if (e.kind == Kind::kKernelCh && p.gpu.host_timed && p.gpu.clamped) ++outside_run_;
+  if (e.kind == Kind::kKernelStep && p.gpu.host_timed) ++outside_run_;
+  Emit(EventName(e), KindNameView(e.kind), tid, p.start, p.end, a, n, p.flow_out);
 }
 
 // The Coll/P2p's GPU extent on its communicator's GPU track, with a flow arrow from the host slice.
 void TraceLayout::GpuExtent(const Pending& p, int tid) {
-  const AssembledEvent& e = p.e;
-  Arg a[8] = {Arg::Str("func", Text(e.func)), Arg::Uint("coll", e.id), Arg::Hex("comm", e.comm_hash),
-              Arg::Int("rank", e.rank)};
-  size_t n = 4 + GpuFacts(p, a + 4);
-  Emit(EventName(e), "CollGpu", tid, p.start, p.end, a, n, 0, p.flow_in);
+  SliceArgs args;
+  Arg* a = args.a;
+  const size_t n = AppendArgs(kCollGpuArgs, sizeof(kCollGpuArgs) / sizeof(kCollGpuArgs[0]),
+                              ArgContext{p.e, process_.base_monotonic_ns, &p.gpu}, a);
+  Emit(EventName(p.e), "CollGpu", tid, p.start, p.end, a, n, 0, p.flow_in);
 }
 
-void TraceLayout::ProxyOp(const Pending& p, int tid) {
+void TraceLayout::ProxyStepStates(const Pending& p, int tid) {
   const AssembledEvent& e = p.e;
-  Arg a[16];
-  size_t n = CommonArgs(e, a);
-  a[n++] = Arg::Int("channel", e.channel);
-  a[n++] = Arg::Int("peer", e.peer);
-  a[n++] = Arg::Int("steps", e.value);
-  a[n++] = Arg::Int("chunk_size", e.value2);
-  a[n++] = Arg::Bool("send", IsSend(e));
-  if (e.nstates > 0) a[n++] = Arg::Time("in_progress", Rel(e.state_ns[0]));
-  Emit(EventName(e), "ProxyOp", tid, p.start, p.end, a, n);
-}
-
-void TraceLayout::ProxyStep(const Pending& p, int tid) {
-  const AssembledEvent& e = p.e;
-  Arg a[16];
-  size_t n = CommonArgs(e, a);
-  a[n++] = Arg::Int("step", e.value);
-  a[n++] = Arg::Uint("trans_size", e.bytes);
-  Emit(EventName(e), "ProxyStep", tid, p.start, p.end, a, n);
   SubSlice parts[kMaxStates];
   for (size_t i = 0; i < p.nparts; ++i) {
     parts[i] = SubSlice{p.parts[i].start, p.parts[i].end, StateName(e.state_id[i]), "ProxyStepState"};
   }
   SortSubSlices(parts, p.nparts);
   // A state names its step by id: on its lane it is only ever inside that step.
-  Arg owner[2] = {Arg::Int("step", e.value), Arg::Uint("proxy_step", e.id)};
-  for (size_t i = 0; i < p.nparts; ++i) Emit(parts[i].name, parts[i].cat, tid, parts[i].start, parts[i].end, owner, 2);
+  SliceArgs args;
+  Arg* owner = args.a;
+  const size_t n = AppendArgs(kProxyStepStateArgs, sizeof(kProxyStepStateArgs) / sizeof(kProxyStepStateArgs[0]),
+                              ArgContext{e, process_.base_monotonic_ns, nullptr}, owner);
+  for (size_t i = 0; i < p.nparts; ++i) Emit(parts[i].name, parts[i].cat, tid, parts[i].start, parts[i].end, owner, n);
 }
 
-void TraceLayout::OtherProxy(const Pending& p, int tid) {
+// The wait (when measured) and transfer (unless abandoned) halves, in Perfetto's order.
+void TraceLayout::KernelStepHalves(const Pending& p, int tid) {
   const AssembledEvent& e = p.e;
-  Arg a[16];
-  size_t n = CommonArgs(e, a);
-  if (e.kind == Kind::kProxyCtrl) a[n++] = Arg::Int("appended", e.value);
-  if (e.kind == Kind::kNetPlugin) {
-    a[n++] = Arg::Uint("net_id", e.seq);
-    a[n++] = Arg::Int("updates", e.value);
-  }
-  Emit(EventName(e), KindName(e.kind), tid, p.start, p.end, a, n);
-}
-
-void TraceLayout::KernelCh(const Pending& p, int tid) {
-  const AssembledEvent& e = p.e;
-  Arg a[16];
-  size_t n = CommonArgs(e, a);
-  a[n++] = Arg::Int("channel", e.channel);
-  // Only stamps that arrived are written: a missing one is absent, never 0.
-  if (e.gpu_start != 0) a[n++] = Arg::Uint("gpu_start_ns", e.gpu_start);
-  if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
-  n += GpuFacts(p, a + n);
-  if (p.host_timed && p.clamped) ++outside_run_;
-  Emit(EventName(e), "KernelCh", tid, p.start, p.end, a, n);
-}
-
-void TraceLayout::KernelStep(const Pending& p, int tid) {
-  const AssembledEvent& e = p.e;
-  Arg a[20];
-  size_t n = CommonArgs(e, a);
-  a[n++] = Arg::Int("channel", e.channel);
-  a[n++] = Arg::Bool("send", IsSend(e));
-  a[n++] = Arg::Int("peer", e.peer);
-  a[n++] = Arg::Int("step", e.value2);
-  a[n++] = Arg::Uint("size", e.bytes);
-  a[n++] = Arg::Uint("gpu_start_ns", e.gpu_start);
-  a[n++] = Arg::Uint("gpu_ready_ns", e.gpu_ready);
-  if (e.flags & kEvGpuStopSeen) a[n++] = Arg::Uint("gpu_stop_ns", e.gpu_stop);
-  if (e.flags & kEvAbandoned) a[n++] = Arg::Bool("abandoned", true);
-  n += GpuFacts(p, a + n);
-  if (p.host_timed) ++outside_run_;
-  Emit(EventName(e), "KernelStep", tid, p.start, p.end, a, n);
-  // The wait (when measured) and transfer (unless abandoned) halves, in Perfetto's order.
   SubSlice parts[2];
   size_t np = 0;
   size_t i = 0;
-  if (p.has_wait) {
+  if (p.gpu.has_wait) {
     parts[np++] = SubSlice{p.parts[i].start, p.parts[i].end, IsSend(e) ? "Send wait" : "Recv wait", "KernelStepWait"};
     ++i;
   }
-  if (p.has_transfer) {
+  if (p.gpu.has_transfer) {
     parts[np++] = SubSlice{p.parts[i].start, p.parts[i].end, IsSend(e) ? "Send transfer" : "Recv transfer",
                            "KernelStepTransfer"};
   }
   SortSubSlices(parts, np);
-  Arg ks = Arg::Uint("kernel_step", e.id);
-  for (size_t k = 0; k < np; ++k) Emit(parts[k].name, parts[k].cat, tid, parts[k].start, parts[k].end, &ks, 1);
+  SliceArgs args;
+  Arg* owner = args.a;
+  const size_t n = AppendArgs(kKernelStepPartArgs, sizeof(kKernelStepPartArgs) / sizeof(kKernelStepPartArgs[0]),
+                              ArgContext{e, process_.base_monotonic_ns, nullptr}, owner);
+  for (size_t k = 0; k < np; ++k) Emit(parts[k].name, parts[k].cat, tid, parts[k].start, parts[k].end, owner, n);
 }
 
 void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force) {

@@ -25,6 +25,7 @@
 
 #include "katrace/spool_format.h"
 #include "plugin/export/assembled_event.h"
+#include "plugin/export/gpu_placement.h"
 #include "plugin/export/lane_allocator.h"
 #include "plugin/export/start_order_queue.h"
 #include "plugin/export/trace_encoder.h"
@@ -45,7 +46,8 @@ class TraceLayout {
 
   TraceLayout(const TraceProcess& process, TraceEncoder* encoder);
 
-  void Add(const AssembledEvent& e);
+  // |gpu|: where GpuPlacement put the event's GPU work (a Coll/P2p: its extent), empty for others.
+  void Add(const AssembledEvent& e, const GpuSpan& gpu);
   // Nothing added from now on starts before |watermark_ns| (host ns): places what waits before it.
   void Advance(uint64_t watermark_ns);
   // A counter sample at |host_ns|: written when the drop total or the drain losses changed, or
@@ -89,8 +91,7 @@ class TraceLayout {
     uint64_t start = 0, end = 0;
     Span parts[1 + kMaxStates] = {};  // sub-slices inside [start, end]
     uint8_t nparts = 0;
-    bool clamped = false, stop_before_start = false, host_timed = false;
-    bool has_wait = false, has_transfer = false;  // KernelStep halves
+    GpuSpan gpu;  // as placed (GpuPlacement)
     uint64_t flow_out = 0, flow_in = 0;           // a Coll/P2p's launch arrow (SliceEvent)
   };
   // One lane group: its lanes' tracks and, for a host thread, the stack of open calls.
@@ -105,12 +106,8 @@ class TraceLayout {
     uint64_t last_start = 0, last_end = 0;
   };
 
-  // GPU ns to host ns, held within [base, end + 1 s]; |clamped| set when it had to be.
-  uint64_t GpuToHost(const AssembledEvent& e, uint64_t gpu_ns, bool* clamped) const;
-  // A Coll/P2p whose GPU extent is held at the run's edges at both ends: no CollGpu is drawn.
-  bool ExtentOutsideRun(const AssembledEvent& e) const;
-  void Prepare(const AssembledEvent& e, Pending* p) const;
-  void PrepareGpuExtent(const AssembledEvent& e, Pending* p) const;
+  void Prepare(const AssembledEvent& e, const GpuSpan& gpu, Pending* p) const;
+  void PrepareGpuExtent(const AssembledEvent& e, const GpuSpan& gpu, Pending* p) const;
   // A free slot for one pending slice: a reused one, else the next one (a new chunk at each
   // kChunkSlots).
   uint32_t TakeSlot();
@@ -130,20 +127,13 @@ class TraceLayout {
 
   void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n,
             uint64_t flow_out = 0, uint64_t flow_in = 0);
-  size_t CommonArgs(const AssembledEvent& e, Arg* args) const;
-  size_t GpuFacts(const Pending& p, Arg* args) const;
-
-  void HostEvent(const Pending& p, int tid);
+  void EventSlice(const Pending& p, int tid);
   void GpuExtent(const Pending& p, int tid);
-  void ProxyOp(const Pending& p, int tid);
-  void ProxyStep(const Pending& p, int tid);
-  void KernelCh(const Pending& p, int tid);
-  void KernelStep(const Pending& p, int tid);
-  void OtherProxy(const Pending& p, int tid);
+  void ProxyStepStates(const Pending& p, int tid);
+  void KernelStepHalves(const Pending& p, int tid);
 
   TraceProcess process_;
   TraceEncoder* enc_;
-  uint64_t gpu_lo_ = 0, gpu_hi_ = UINT64_MAX;
 
   // The pending slices, in fixed chunks: the buffer grows in steps of about 1.3 MB and is never
   // copied. (A vector of slots doubled on its way to the bound, and copied itself each time: its

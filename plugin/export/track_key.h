@@ -6,21 +6,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "katrace/kind_schema.h"
+
 namespace katrace {
 namespace exporting {
 
+// A kind's track family (katrace/kind_schema.h, where each is described), plus the lanes a host
+// call goes to when it does not nest on its thread's track.
 enum class TrackType : uint8_t {
-  kHost,        // (rank, os tid): the thread's calls, nested as they were called
-  kHostLanes,   // (rank, os tid): a call that did not nest there (inconsistent times), on lanes
-  kHostTasks,   // (rank, os tid): Coll/P2p/CeColl enqueued by the thread, whose life is not a call
-  kProxyOp,     // (comm, channel, direction, peer): ProxyOps in flight on one connection
-  kProxyStep,   // (comm, channel, direction, peer): ProxySteps with their state intervals
-  kProxyCtrl,   // (comm)
-  kNet,         // (comm)
-  kGpuComm,     // (comm): Coll/P2p GPU extents
-  kGpuChannel,  // (comm, channel): KernelCh
-  kGpuStep,     // (comm, channel, direction, peer): KernelSteps with their wait/transfer halves
+  kHost = static_cast<uint8_t>(TrackFamily::kHostCalls),
+  kHostTasks = static_cast<uint8_t>(TrackFamily::kHostTasks),
+  kProxyOp = static_cast<uint8_t>(TrackFamily::kProxyOp),
+  kProxyStep = static_cast<uint8_t>(TrackFamily::kProxyStep),
+  kProxyCtrl = static_cast<uint8_t>(TrackFamily::kProxyCtrl),
+  kNet = static_cast<uint8_t>(TrackFamily::kNet),
+  kGpuComm = static_cast<uint8_t>(TrackFamily::kGpuComm),
+  kGpuChannel = static_cast<uint8_t>(TrackFamily::kGpuChannel),
+  kGpuStep = static_cast<uint8_t>(TrackFamily::kGpuStep),
+  kHostLanes,  // (rank, os tid): a call that did not nest on its thread's track, on lanes
 };
+
+inline TrackType TrackTypeOf(TrackFamily f) { return static_cast<TrackType>(f); }
 
 inline bool IsHostTrack(TrackType t) {
   return t == TrackType::kHost || t == TrackType::kHostLanes || t == TrackType::kHostTasks;

@@ -1,8 +1,9 @@
-// Per-event rules (see event_rules.h). Field types follow what Perfetto's JSON importer accepts
-// and what docs/trace-format.md promises; katrace-specific args are checked only for the kinds
-// the format defines.
+// Per-event rules (see event_rules.h). Field types follow what Perfetto's JSON importer accepts;
+// each kind's arguments are checked as the kind schema (katrace/kind_schema.h) gives them, the
+// one description the exporter writes them from, then by the rules types alone cannot say.
 #include "tools/check/event_rules.h"
 
+#include "katrace/kind_schema.h"
 #include "tools/common/event_kinds.h"
 #include "tools/common/utf8_text.h"
 
@@ -27,13 +28,23 @@ class Fields {
     return v;
   }
 
+  // The same fields, read without reporting their types again: the schema check (CheckSchemaArgs)
+  // reported every argument's type once; the per-kind rules only read values.
+  Fields Quiet() const {
+    Fields q = *this;
+    q.report_types_ = false;
+    return q;
+  }
+
   void BadType(const char* key, const Json& v, const char* want) {
+    if (!report_types_) return;
     diag_->Error("field", line_,
                  who_ + ": field '" + prefix_ + key + "' must be " + want + ", not " +
                      JsonTypeName(v));
   }
 
   void OutOfRange(const char* key, const Json& v, const char* want) {
+    if (!report_types_) return;
     diag_->Error("field", line_,
                  who_ + ": field '" + prefix_ + key + "' must be " + want + ", not " + v.dump());
   }
@@ -104,20 +115,84 @@ class Fields {
   Diagnostics* diag_;
   uint64_t line_;
   std::string who_;
+  bool report_types_ = true;
 };
 
-void CheckCollArgs(Fields& args, bool is_coll, EventFacts* f) {
-  std::string text;
-  int64_t number = 0;
-  args.Str("func", Need::kRequired, &text);
-  args.Int("bytes", Need::kRequired, &number);
-  if (is_coll) {
-    args.Int("seq", Need::kRequired, &number);
-    args.Str("algo", Need::kRequired, &text);
-    args.Str("proto", Need::kRequired, &text);
-  } else {
-    args.Int("peer", Need::kRequired, &number);
+// The schema's arguments (katrace/kind_schema.h) of a slice of |cat|, or false for a category
+// katrace does not write. Recorded kinds carry the common arguments first and their GPU facts last.
+struct SchemaArgs {
+  const ArgSpec* lists[3] = {};
+  size_t sizes[3] = {};
+};
+
+bool SchemaArgsOf(const std::string& cat, SchemaArgs* out) {
+  for (const KindSchema& s : kKindSchema) {
+    if (cat != KindName(s.kind)) continue;
+    out->lists[0] = kCommonArgs;
+    out->sizes[0] = sizeof(kCommonArgs) / sizeof(kCommonArgs[0]);
+    out->lists[1] = s.args;
+    out->sizes[1] = s.nargs;
+    if (s.gpu_facts) {
+      out->lists[2] = kGpuFacts;
+      out->sizes[2] = sizeof(kGpuFacts) / sizeof(kGpuFacts[0]);
+    }
+    return true;
   }
+  for (const DerivedSchema& d : kDerivedSchema) {
+    if (cat != d.name) continue;
+    out->lists[0] = d.args;
+    out->sizes[0] = d.nargs;
+    return true;
+  }
+  return false;
+}
+
+// One argument, typed as the schema says; required where the exporter always writes it.
+void CheckSchemaArg(Fields& args, const ArgSpec& spec, bool all_optional) {
+  const char* key = spec.key.data();  // a literal: NUL-terminated
+  const Need need = spec.presence == Presence::kAlways && !all_optional ? Need::kRequired : Need::kOptional;
+  int64_t number = 0;
+  uint64_t unsigned_number = 0;
+  bool flag = false;
+  std::string text;
+  switch (spec.type) {
+    case ArgType::kUint: args.Uint(key, need, &unsigned_number); break;
+    case ArgType::kInt: args.Int(key, need, &number); break;
+    case ArgType::kBool: args.Bool(key, need, &flag); break;
+    case ArgType::kString: args.Str(key, need, &text); break;
+    case ArgType::kTime: args.Time(key, need, &number); break;
+    case ArgType::kHex64: {
+      uint64_t hash = 0;
+      if (args.Str(key, need, &text) && !ParseCommHash(text, &hash)) {
+        args.diag()->Error("field", args.line(),
+                           args.who() + ": 'args." + std::string(spec.key) + "' must be 16 hex digits, not " +
+                               QuoteForMessage(text));
+      }
+      break;
+    }
+  }
+}
+
+// Every argument the schema gives the slice's kind. A category katrace does not write (warned
+// about elsewhere) is held only to the common arguments, all optional but its id.
+void CheckSchemaArgs(Fields& args, const std::string& cat) {
+  SchemaArgs schema;
+  const bool known = SchemaArgsOf(cat, &schema);
+  if (!known) {
+    schema.lists[0] = kCommonArgs;
+    schema.sizes[0] = sizeof(kCommonArgs) / sizeof(kCommonArgs[0]);
+  }
+  for (size_t l = 0; l < 3; ++l) {
+    for (size_t i = 0; i < schema.sizes[l]; ++i) {
+      const ArgSpec& spec = schema.lists[l][i];
+      CheckSchemaArg(args, spec, !known && spec.key != "id");
+    }
+  }
+}
+
+// The rules beyond types and presence, per kind; values are read quietly (Fields::Quiet).
+
+void CheckGpuExtent(Fields& args, EventFacts* f) {
   int64_t start = 0, end = 0;
   const bool has_start = args.Time("gpu_start", Need::kOptional, &start);
   const bool has_end = args.Time("gpu_end", Need::kOptional, &end);
@@ -138,9 +213,7 @@ void CheckCollArgs(Fields& args, bool is_coll, EventFacts* f) {
 
 void CheckKernelChArgs(Fields& args, EventFacts* facts) {
   const EventFacts& f = *facts;
-  int64_t channel = 0;
   uint64_t start = 0, stop = 0;
-  args.Int("channel", Need::kRequired, &channel);
   // A stamp that never arrived is absent; the slice then uses host times and says so.
   bool host_timed = false;
   args.Bool("host_timed", Need::kOptional, &host_timed);
@@ -175,13 +248,6 @@ void CheckKernelChArgs(Fields& args, EventFacts* facts) {
 }
 
 void CheckKernelStepArgs(Fields& args, EventFacts* f) {
-  int64_t number = 0;
-  bool send = false;
-  args.Int("channel", Need::kRequired, &number);
-  args.Bool("send", Need::kRequired, &send);
-  args.Int("peer", Need::kRequired, &number);
-  args.Int("step", Need::kRequired, &number);
-  args.Int("size", Need::kRequired, &number);
   bool abandoned = false;
   args.Bool("abandoned", Need::kOptional, &abandoned);
   if (abandoned) f->unfinished = true;
@@ -189,9 +255,8 @@ void CheckKernelStepArgs(Fields& args, EventFacts* f) {
   // extent of its collective (the containment check leaves it out, as for a KernelCh).
   args.Bool("host_timed", Need::kOptional, &f->host_timed);
   uint64_t start = 0, ready = 0, stop = 0;
-  // Both read, so that each missing one is reported.
-  const bool has_start = args.Uint("gpu_start_ns", Need::kRequired, &start);
-  const bool has_ready = args.Uint("gpu_ready_ns", Need::kRequired, &ready);
+  const bool has_start = args.Uint("gpu_start_ns", Need::kOptional, &start);
+  const bool has_ready = args.Uint("gpu_ready_ns", Need::kOptional, &ready);
   const bool ok = has_start && has_ready;
   // A step whose stop never came (abandoned, incomplete, or the plugin saw no stop state) has
   // no stop stamp; the plugin then ends it at its ready stamp, so it is checked as unfinished.
@@ -226,48 +291,28 @@ void CheckSliceArgs(Fields& top, EventFacts* f) {
     top.BadType("args", *args_value, "an object");
     return;
   }
-  Fields args(args_value, "args.", top.diag(), top.line(), top.who());
+  Fields checked(args_value, "args.", top.diag(), top.line(), top.who());
   if (args_value == nullptr) return;
-  // Derived slices (a Coll's GPU extent, a step's halves, proxy state intervals) are not
-  // records of their own, so only recorded kinds must carry a record id.
-  const bool derived = IsDerivedKind(f->cat);
-  f->has_id = args.Uint("id", derived ? Need::kOptional : Need::kRequired, &f->id);
+  const std::string& cat = f->cat;
+  CheckSchemaArgs(checked, cat);
+  Fields args = checked.Quiet();
+  f->has_id = args.Uint("id", Need::kOptional, &f->id);
   f->has_parent = args.Uint("parent", Need::kOptional, &f->parent);
   bool incomplete = false;
   if (args.Bool("incomplete", Need::kOptional, &incomplete)) f->unfinished = incomplete;
   args.Bool("late", Need::kOptional, &f->late);
-  std::string comm;
-  if (args.Str("comm", Need::kOptional, &comm)) {
-    uint64_t hash = 0;
-    if (!ParseCommHash(comm, &hash)) {
-      top.diag()->Error("field", top.line(),
-                        top.who() + ": 'args.comm' must be 16 hex digits, not " + QuoteForMessage(comm));
-    }
-  }
-  int64_t rank = 0;
-  args.Int("rank", Need::kOptional, &rank);
-  const std::string& cat = f->cat;
   if (cat == "Coll" || cat == "P2p") {
-    CheckCollArgs(args, cat == "Coll", f);
+    CheckGpuExtent(args, f);
   } else if (cat == "KernelCh") {
     CheckKernelChArgs(args, f);
   } else if (cat == "KernelStep") {
     CheckKernelStepArgs(args, f);
   } else if (cat == "CollGpu") {
-    f->has_coll_ref = args.Uint("coll", Need::kRequired, &f->coll_ref);
-    bool flag = false;
-    args.Bool("clamped", Need::kOptional, &flag);
-    args.Bool("gpu_stop_before_start", Need::kOptional, &flag);
+    f->has_coll_ref = args.Uint("coll", Need::kOptional, &f->coll_ref);
   } else if (cat == "ProxyStepState") {
     f->has_owner = args.Uint("proxy_step", Need::kOptional, &f->owner);
   } else if (cat == "KernelStepWait" || cat == "KernelStepTransfer") {
     f->has_owner = args.Uint("kernel_step", Need::kOptional, &f->owner);
-  } else if (cat == "ProxyOp") {
-    int64_t number = 0;
-    bool send = false;
-    args.Int("channel", Need::kOptional, &number);
-    args.Int("peer", Need::kOptional, &number);
-    args.Bool("send", Need::kOptional, &send);
   }
 }
 

@@ -4,39 +4,12 @@
 #include "katrace/event_kinds.h"
 
 namespace katrace::tools {
-namespace {
-
-// The side a trace category is drawn on, and whether the summary tables count it.
-struct Category {
-  Side side;
-  bool summarized;
-};
-
-bool Lookup(std::string_view cat, Category* out) {
-  for (const KindInfo& k : kKindInfo) {
-    if (cat == k.name) return *out = {k.side, true}, true;
-  }
-  for (const DerivedKindInfo& d : kDerivedKinds) {
-    if (cat == d.name) return *out = {d.side, d.summarized}, true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool IsHostKind(std::string_view cat) {
-  Category c;
-  return Lookup(cat, &c) && c.summarized && c.side != Side::kGpu;
-}
-
-bool IsGpuKind(std::string_view cat) {
-  Category c;
-  return Lookup(cat, &c) && c.summarized && c.side == Side::kGpu;
-}
 
 bool IsKnownKind(std::string_view cat) {
-  Category c;
-  return Lookup(cat, &c);
+  for (const KindInfo& k : kKindInfo) {
+    if (cat == k.name) return true;
+  }
+  return IsDerivedKind(cat);
 }
 
 bool IsDerivedKind(std::string_view cat) {
