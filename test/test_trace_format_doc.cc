@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "katrace/kind_schema.h"
 #include "test/support/plugin_harness.h"
 #include "test/support/subprocess.h"
 
@@ -226,6 +227,31 @@ TEST_F(TraceFormatDoc, EveryEventArgumentIsDocumentedForItsKind) {
   }
 }
 
+// The kind table of the document and the kind schema the exporter writes from
+// (katrace/kind_schema.h) name the same arguments for every kind, recorded and derived: a kind
+// or argument added to the schema without its documentation fails here.
+TEST_F(TraceFormatDoc, EveryKindsArgumentsAreExactlyItsSchemas) {
+  DocumentedEvents d = ReadEvents(Section(doc_, "Events"));
+  auto keys = [](const katrace::ArgSpec* specs, size_t n, std::set<std::string>* out) {
+    for (size_t i = 0; i < n; ++i) out->insert(std::string(specs[i].key));
+  };
+  std::set<std::string> common;
+  keys(katrace::kCommonArgs, sizeof(katrace::kCommonArgs) / sizeof(katrace::kCommonArgs[0]), &common);
+  EXPECT_EQ(d.common, common) << "the common arguments";
+  for (const katrace::KindSchema& s : katrace::kKindSchema) {
+    std::set<std::string> schema;
+    keys(s.args, s.nargs, &schema);
+    if (s.gpu_facts) keys(katrace::kGpuFacts, sizeof(katrace::kGpuFacts) / sizeof(katrace::kGpuFacts[0]), &schema);
+    const std::string kind = katrace::KindName(s.kind);
+    EXPECT_EQ(d.by_cat[kind], schema) << "kind " << kind;
+  }
+  for (const katrace::DerivedSchema& s : katrace::kDerivedSchema) {
+    std::set<std::string> schema;
+    keys(s.args, s.nargs, &schema);
+    EXPECT_EQ(d.by_cat[s.name], schema) << "derived kind " << s.name;
+  }
+}
+
 TEST_F(TraceFormatDoc, EveryTrackNameMatchesADocumentedOne) {
   std::vector<std::regex> patterns = TrackPatterns(Section(doc_, "Tracks"));
   ASSERT_FALSE(patterns.empty());
@@ -239,6 +265,98 @@ TEST_F(TraceFormatDoc, EveryTrackNameMatchesADocumentedOne) {
     EXPECT_TRUE(matched) << "track '" << name << "' matches no name in docs/trace-format.md's Tracks";
   }
   EXPECT_GT(tracks, 4u);
+}
+
+// The repository root, found from the test binary upwards (as the format document is).
+fs::path RepoRoot() {
+  for (fs::path dir = fs::canonical("/proc/self/exe").parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / "docs" / "adding-a-kind.md")) return dir;
+    if (dir == dir.root_path()) break;
+  }
+  return {};
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// docs/adding-a-kind.md's numbered steps each say "In `file`:" and name, in backquotes, what that
+// file holds for a kind (tables, types, functions). Each name must be in its file, so that a
+// renamed table or a moved step fails here instead of misleading whoever adds the next kind.
+TEST(AddingAKind, EveryStepNamesWhatItsFileHolds) {
+  const fs::path root = RepoRoot();
+  ASSERT_FALSE(root.empty()) << "docs/adding-a-kind.md not found above the test binary";
+  std::istringstream doc(ReadFile(root / "docs" / "adding-a-kind.md"));
+  static const std::regex kStep("^[0-9]+\\. In `([^`]+)`:");
+  static const std::regex kName("`([A-Za-z_][A-Za-z0-9_]*)`");
+  std::vector<std::pair<std::string, std::string>> steps;  // (file, its text)
+  for (std::string line; std::getline(doc, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, kStep)) {
+      steps.emplace_back(m[1], line.substr(static_cast<size_t>(m.length(0))));
+    } else if (!steps.empty() && line.rfind("   ", 0) == 0) {
+      steps.back().second += line;
+    } else if (!steps.empty() && !line.empty()) {
+      break;  // the steps end at the first unindented line after them
+    }
+  }
+  ASSERT_GE(steps.size(), 4u) << "the steps were not found";
+  bool names_schema = false;
+  for (const auto& [file, text] : steps) {
+    names_schema = names_schema || file == "include/katrace/kind_schema.h";
+    const std::string source = ReadFile(root / file);
+    ASSERT_FALSE(source.empty()) << file << " does not exist";
+    size_t names = 0;
+    for (std::sregex_iterator it(text.begin(), text.end(), kName), end; it != end; ++it, ++names) {
+      EXPECT_NE(source.find((*it)[1]), std::string::npos) << file << " does not hold `" << (*it)[1] << "`";
+    }
+    EXPECT_GT(names, 0u) << "the step for " << file << " names nothing in it";
+  }
+  EXPECT_TRUE(names_schema) << "the steps skip the kind schema";
+}
+
+// docs/architecture.md names the files of each stage; each must exist, so that the page cannot
+// drift from the tree. A name without a folder is in the folder of the name before it in its
+// cell, else in the first folder its section's heading names; "x.*" is x.h or x.cc.
+TEST(Architecture, EveryFileItNamesExists) {
+  const fs::path root = RepoRoot();
+  ASSERT_FALSE(root.empty());
+  std::istringstream doc(ReadFile(root / "docs" / "architecture.md"));
+  static const std::regex kSpan("`([^`]+)`");
+  std::string section_dir;
+  size_t checked = 0;
+  auto exists = [&](const std::string& path) {
+    if (path.size() > 2 && path.compare(path.size() - 2, 2, ".*") == 0) {
+      const std::string stem = path.substr(0, path.size() - 2);
+      return fs::exists(root / (stem + ".h")) || fs::exists(root / (stem + ".cc"));
+    }
+    return fs::exists(root / path);
+  };
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) {
+      section_dir.clear();
+      std::smatch m;
+      if (std::regex_search(line, m, kSpan)) section_dir = m[1];
+      continue;
+    }
+    std::vector<std::string> cells = Cells(line);
+    if (cells.size() < 2) continue;
+    // The files are in the second cell of a stage table and the first of the shared one.
+    const std::string& files = cells[0].find('`') != std::string::npos && cells.size() == 2 ? cells[0] : cells[1];
+    std::string dir = section_dir;
+    for (std::sregex_iterator it(files.begin(), files.end(), kSpan), end; it != end; ++it) {
+      std::string name = (*it)[1];
+      if (name.find('.') == std::string::npos && name.back() != '/') continue;  // a type, not a file
+      std::string path = name.find('/') != std::string::npos ? name : dir + name;
+      if (name.find('/') != std::string::npos) dir = path.substr(0, path.rfind('/') + 1);
+      EXPECT_TRUE(exists(path)) << "docs/architecture.md names " << path << ", which does not exist";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30u) << "the stage tables were not found";
 }
 
 }  // namespace
