@@ -96,6 +96,29 @@ __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool
                kKindInfo[k].pool_env);
 }
 
+// The slotless handle of each NCCL type bit's kind (|kSlotlessHandles[b]|: magic, kind and the
+// untracked slot; the context field and the mask are added per call).
+struct SlotlessHandleBits {
+  uint64_t bits[64] = {};
+  constexpr SlotlessHandleBits() {
+    for (int b = 0; b < 64; ++b) {
+      if (b < 32 && kKindByBit.kind[b] >= 0) {
+        bits[b] = (kHandleMagic << 60) |
+                  (static_cast<uint64_t>(kKindByBit.kind[b]) << 45) | (static_cast<uint64_t>(kUntrackedSlot) << 24);
+      }
+    }
+  }
+};
+inline constexpr SlotlessHandleBits kSlotlessHandles{};
+
+// The handle of a masked-out event of a kind in kSlotlessWhenMaskedBits (|type| is its one bit),
+// made from the context value without looking it up: the handle names no slot, so its context
+// field is never resolved; it carries the mask NCCL used, for its children.
+inline void* SlotlessHandle(const void* context, uint64_t type, uint32_t packed_mask) {
+  const uint64_t context_field = reinterpret_cast<uint64_t>(context) & kContextField;
+  return reinterpret_cast<void*>(context_field | kSlotlessHandles.bits[__builtin_ctzll(type)] | packed_mask);
+}
+
 // A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
 // CoreStart: out of line, the untracked starts saved 13 instructions each and the tracked ones
 // paid 30 more.
@@ -163,18 +186,14 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   return ncclSuccess;
 }
 
-}  // namespace
-}  // namespace core
-
-// The entry points profiler.h declares, written in the core's own terms.
-using namespace core;
-
-ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
-  if (handle == nullptr) return ncclSuccess;
+// Every start but a masked-out parent's: the kind, the parent, the mask and the window decide
+// whether the event is recorded and whether it takes a slot.
+// Its arguments are CoreStart's, in their registers, and the session last.
+__attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d,
+                                                  Session* s) {
   *handle = nullptr;
-  Session* s = g_session.load(std::memory_order_acquire);
   Kind kind;
-  if (s == nullptr || d == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
+  if (!KindFromType(d->type, &kind)) return ncclSuccess;
   // A ProxyOp created by another process (PXN): its context and parent are that process's values.
   bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
   // The parent's slot, resolved once for everything below (a foreign parent is not ours).
@@ -218,6 +237,65 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   return StartTracked(s, ctx, kind, mask, record, outside, foreign, parent, handle, d);
 }
 
+// A state of an event that may hold a slot; out of line, so that the states of the slotless
+// parents pay for no stack frame.
+__attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args) {
+  Session* s = g_session.load(std::memory_order_acquire);
+  SlotRef ref;
+  // katrace's own state number in the spool is never taken from NCCL.
+  if (s == nullptr || handle == nullptr || state == spool::kStateUnrecordedChildren || !Resolve(s, handle, &ref)) {
+    return ncclSuccess;
+  }
+  if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation) ||
+      !ref.slot->recorded) {
+    return ncclSuccess;
+  }
+  spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
+  if (args != nullptr) {
+    switch (state) {
+      case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
+      case ncclProfilerKernelStepStop: body.value = args->kernelStep.pTimer; break;
+      case ncclProfilerProxyCtrlAppendEnd: body.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
+      case ncclProfilerProxyStepSendWait:
+      case ncclProfilerProxyStepRecvFlushWait: body.value = args->proxyStep.transSize; break;
+      default: break;
+    }
+  }
+  AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kState, static_cast<int>(ref.fields.kind),
+               static_cast<uint16_t>(ref.fields.context), 0, body);
+  return ncclSuccess;
+}
+
+
+}  // namespace
+}  // namespace core
+
+// The entry points profiler.h declares, written in the core's own terms.
+using namespace core;
+
+ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
+  if (handle == nullptr) return ncclSuccess;
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (s == nullptr || d == nullptr) {
+    *handle = nullptr;
+    return ncclSuccess;
+  }
+  const uint64_t type = d->type;
+  // The parents NCCL reports only for a descendant's sake (API calls and groups under a mask that
+  // leaves them out): their kind reads the live mask and passes nothing to its children, so with
+  // no capture window to consult their handle is made here, from the context value, without a
+  // slot, a table lookup, a clock read or a locked operation. Everything else is StartEvent's, out
+  // of line, so that this path pays for no stack frame.
+  if ((type & kSlotlessWhenMaskedBits) != 0 && (type & (type - 1)) == 0 && !s->window.active()) {
+    const int mask = LiveMask(s);
+    if ((mask & static_cast<int>(type)) == 0 && IsContextValue(context)) {
+      *handle = SlotlessHandle(context, type, PackMask(mask, false));
+      return ncclSuccess;
+    }
+  }
+  return StartEvent(context, handle, d, s);
+}
+
 ncclResult_t CoreStop(void* handle) {
   if (NamesNoSlot(handle)) return ncclSuccess;
   Session* s = g_session.load(std::memory_order_acquire);
@@ -244,30 +322,7 @@ ncclResult_t CoreStop(void* handle) {
 
 ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args) {
   if (NamesNoSlot(handle)) return ncclSuccess;
-  Session* s = g_session.load(std::memory_order_acquire);
-  SlotRef ref;
-  // katrace's own state number in the spool is never taken from NCCL.
-  if (s == nullptr || handle == nullptr || state == spool::kStateUnrecordedChildren || !Resolve(s, handle, &ref)) {
-    return ncclSuccess;
-  }
-  if (!SlotState::IsLiveUnstopped(ref.slot->state.load(std::memory_order_acquire), ref.fields.generation) ||
-      !ref.slot->recorded) {
-    return ncclSuccess;
-  }
-  spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
-  if (args != nullptr) {
-    switch (state) {
-      case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
-      case ncclProfilerKernelStepStop: body.value = args->kernelStep.pTimer; break;
-      case ncclProfilerProxyCtrlAppendEnd: body.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
-      case ncclProfilerProxyStepSendWait:
-      case ncclProfilerProxyStepRecvFlushWait: body.value = args->proxyStep.transSize; break;
-      default: break;
-    }
-  }
-  AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kState, static_cast<int>(ref.fields.kind),
-               static_cast<uint16_t>(ref.fields.context), 0, body);
-  return ncclSuccess;
+  return RecordState(handle, state, args);
 }
 
 }  // namespace katrace

@@ -76,6 +76,14 @@ inline void* EncodeContext(uint32_t slot, uint64_t serial) {
                                  (serial & kContextSerialMask));
 }
 
+// The context slot field of a context value, in place: a handle's sits at the same bits.
+constexpr uint64_t kContextField = static_cast<uint64_t>(kMaxContexts - 1) << 50;
+
+// Whether |context| has the form of a context value katrace made (whatever its slot holds now).
+inline bool IsContextValue(const void* context) {
+  return (reinterpret_cast<uint64_t>(context) >> 60) == kContextMagic;
+}
+
 inline bool DecodeContext(const void* context, uint32_t* slot, uint64_t* serial) {
   uint64_t v = reinterpret_cast<uint64_t>(context);
   if ((v >> 60) != kContextMagic) return false;

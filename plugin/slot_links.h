@@ -77,7 +77,7 @@ inline int UnpackMask(uint32_t packed) {
 // NCCL reads its mask once per API call and copies it into the task: every event of that task
 // (Coll/P2p, ProxyOp, ProxyStep, NetPlugin, KernelCh, KernelStep, KernelLaunch) follows that
 // snapshot, however the mask changed since. Only ProxyCtrl and CE events read it afresh.
-inline bool FollowsTaskMask(Kind kind) {
+constexpr bool FollowsTaskMask(Kind kind) {
   switch (kind) {
     case Kind::kColl:
     case Kind::kP2p:
@@ -93,9 +93,22 @@ inline bool FollowsTaskMask(Kind kind) {
 
 // Children copy facts from these parents (func, channel, peer, direction), so they keep a slot
 // even when not recorded themselves.
-inline bool PassesFactsToChildren(Kind kind) {
+constexpr bool PassesFactsToChildren(Kind kind) {
   return kind == Kind::kColl || kind == Kind::kP2p || kind == Kind::kProxyOp;
 }
+
+// The NCCL type bits of the kinds that read the live mask and pass nothing to their children
+// (API calls, groups, ProxyCtrl, CE events): masked out, such an event needs no slot at all.
+constexpr uint64_t SlotlessWhenMaskedBits() {
+  uint64_t bits = 0;
+  for (const KindInfo& k : kKindInfo) {
+    if (!FollowsTaskMask(k.kind) && !PassesFactsToChildren(k.kind)) bits |= k.type_bit;
+  }
+  return bits;
+}
+inline constexpr uint64_t kSlotlessWhenMaskedBits = SlotlessWhenMaskedBits();
+static_assert((kSlotlessWhenMaskedBits & ncclProfileColl) == 0 && (kSlotlessWhenMaskedBits & ncclProfileGroup) != 0,
+              "a Coll passes its func to its children; a Group passes nothing");
 
 // The packed mask of the task |parent_obj| belongs to (|parent|: its slot, resolved by the caller,
 // or null); false when the parent is not known (no parent, a foreign value, or a slot that has
