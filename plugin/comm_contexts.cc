@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "katrace/spool_format.h"
+#include "plugin/asymmetric_fence.h"
 #include "plugin/capture/host_clock.h"
 #include "plugin/capture/record_appender.h"
 #include "plugin/clock.h"
@@ -65,7 +66,8 @@ EventPool* MakePool(Session* s, Context* ctx, Kind kind) {
     // Generations start at a per-context offset so that a handle of an earlier context that used
     // the same context slot does not match.
     try {
-      pool = new EventPool(s->config.pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask);
+      pool = new EventPool(s->config.pool_size[k], static_cast<uint32_t>(ctx->serial * 0x9e3779b1u) & kGenerationMask,
+                           AsymmetricFenceAvailable() ? ThisThreadToken() : 0);
     } catch (const std::bad_alloc&) {
       return nullptr;  // no exception crosses the C ABI: the caller counts a drop
     }

@@ -2,7 +2,9 @@
 // and given back exactly when the event and all its children are done (holds reach zero), so a
 // live slot is never reused; the free list is a FIFO so a just-freed slot is reused last, which
 // keeps its tombstone (the last occupant's record id) readable for late children as long as
-// possible. An event that never stops keeps one slot and nothing else.
+// possible. An event that never stops keeps one slot and nothing else. The free list belongs to
+// the pool's first thread, without locked operations, until a second thread uses it
+// (thread_biased_free_list.h).
 #ifndef KATRACE_PLUGIN_EVENT_POOL_H_
 #define KATRACE_PLUGIN_EVENT_POOL_H_
 
@@ -13,8 +15,8 @@
 #include <atomic>
 #include <memory>
 
-#include "plugin/bounded_mpmc_queue.h"
 #include "plugin/slot_state.h"
+#include "plugin/thread_biased_free_list.h"
 
 namespace katrace {
 
@@ -45,8 +47,9 @@ struct EventSlot {
 
 class EventPool {
  public:
-  EventPool(uint32_t size, uint32_t first_generation)
-      : size_(size), slots_(new EventSlot[size]), free_(size) {
+  // |owner|: the thread that has the free list to itself at first (ThisThreadToken()), or 0.
+  EventPool(uint32_t size, uint32_t first_generation, uintptr_t owner)
+      : size_(size), slots_(new EventSlot[size]), free_(size, owner) {
     for (uint32_t i = 0; i < size; ++i) {
       slots_[i].state.store(SlotState::Free(first_generation), std::memory_order_relaxed);
       free_.TryPush(i);
@@ -55,8 +58,10 @@ class EventPool {
 
   uint32_t size() const { return size_; }
   // Memory the pool holds (slots and free list), for the retired-pool budget.
-  size_t bytes() const { return static_cast<size_t>(size_) * (sizeof(EventSlot) + 2 * sizeof(uint64_t)); }
+  size_t bytes() const { return static_cast<size_t>(size_) * (sizeof(EventSlot) + 2 * sizeof(uint64_t) + sizeof(uint32_t)); }
   EventSlot& slot(uint32_t i) { return slots_[i]; }
+  // Whether its first thread still has the free list to itself.
+  bool single_threaded() const { return free_.owned(); }
 
   // Returns false when every slot is live. A pop also fails while the next free slot sits behind
   // a push another thread has begun and not yet published: the free list is a FIFO, so once that
@@ -86,7 +91,7 @@ class EventPool {
  private:
   uint32_t size_;
   std::unique_ptr<EventSlot[]> slots_;
-  BoundedMpmcQueue<uint32_t> free_;
+  ThreadBiasedFreeList free_;
 };
 
 }  // namespace katrace

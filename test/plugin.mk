@@ -29,8 +29,8 @@ $(BUILD)/test/test_config: $(BUILD)/obj/test/test_config_parsing.o $(BUILD)/obj/
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 
-# The pool's lock-free free list, driven directly under contention.
-$(BUILD)/test/test_event_pool: $(BUILD)/obj/test/test_event_pool.o
+# The pool's free list, driven directly: the hand-over from its first thread, and contention.
+$(BUILD)/test/test_event_pool: $(BUILD)/obj/test/test_event_pool.o $(BUILD)/obj/plugin/asymmetric_fence.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS)
 
@@ -51,3 +51,4 @@ $(BUILD)/test/capture_driver: $(BUILD)/obj/test/fixtures/capture_driver.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 $(BUILD)/test/test_plugin: | $(BUILD)/test/capture_driver
+
