@@ -29,16 +29,17 @@ struct InheritedFacts {
   uint8_t direction; // ProxyStep: 0 unknown, 1 send, 2 recv
 };
 
-// Writes the String record of a newly interned |text| (cold: once per string and capture).
-void RecordNewString(const CaptureTarget& t, uint32_t id, const char* text);
+// The id of |text| from the shared table, remembered in the thread's buffer; the first use in
+// the capture writes the String record (out of line: once per string and thread).
+uint32_t InternStringFirstTime(const CaptureTarget& t, const char* text);
 
 // The id of |text| in this capture (0 for none); the first use writes a String record, which is
-// never dropped while the writer runs since every event that names the string needs it.
+// never dropped while the writer runs since every event that names the string needs it. A
+// string this thread has used before costs a load and a compare.
 inline uint32_t InternString(const CaptureTarget& t, const char* text) {
-  bool is_new = false;
-  const uint32_t id = t.strings->Intern(text, &is_new);
-  if (__builtin_expect(is_new, 0)) RecordNewString(t, id, text);
-  return id;
+  uint32_t id = 0;
+  if (__builtin_expect(t.buffer != nullptr && t.buffer->strings.Find(text, &id), 1)) return id;
+  return InternStringFirstTime(t, text);
 }
 
 // False when the record was dropped (counted by the policy).

@@ -45,6 +45,41 @@ class StringTable {
   std::atomic<uint64_t> unnamed_{0};
 };
 
+// A thread's memo of the ids its strings were given: NCCL passes the same few static strings
+// (function, datatype, algorithm and protocol names) on every call, so a repeated one costs a
+// load and a compare instead of a probe of the shared table. It lives in the thread's capture
+// buffer, which belongs to one session (a later session, after a reload or not, starts with new
+// buffers and empty memos; a forked child records nothing), and the address of a string names
+// one text for the whole session: NCCL's strings are literals of libnccl, which stays loaded as
+// long as a communicator, and so the session, lives. Direct-mapped: a collision only costs a
+// probe of the shared table.
+class StringIdCache {
+ public:
+  static constexpr int kEntries = 16;
+
+  // The id remembered for |s| (nullptr, which was never remembered, finds 0: its id).
+  bool Find(const char* s, uint32_t* id) const {
+    const int i = Entry(s);
+    if (keys_[i] != s) return false;
+    *id = ids_[i];
+    return true;
+  }
+  void Remember(const char* s, uint32_t id) {
+    const int i = Entry(s);
+    keys_[i] = s;
+    ids_[i] = id;
+  }
+
+ private:
+  static int Entry(const char* s) {
+    return static_cast<int>((reinterpret_cast<uintptr_t>(s) * 0x9E3779B97F4A7C15ull) >> 60);
+  }
+  static_assert(kEntries == 16, "Entry() keeps the top 4 bits of the hash");
+
+  const char* keys_[kEntries] = {};
+  uint32_t ids_[kEntries] = {};
+};
+
 }  // namespace katrace
 
 #endif  // KATRACE_PLUGIN_CAPTURE_STRING_TABLE_H_

@@ -17,6 +17,8 @@
 #include <atomic>
 #include <memory>
 
+#include "plugin/capture/string_table.h"
+
 namespace katrace {
 
 class ThreadBuffer {
@@ -75,6 +77,9 @@ class ThreadBuffer {
 
   // Consumer: bytes committed and not yet taken (an upper bound: skipped bytes count too).
   uint64_t Pending() const { return head_.load(std::memory_order_acquire) - taken_; }
+
+  // Producer: the ids of the strings this buffer's threads interned (string_table.h).
+  StringIdCache strings;
 
   // Which OS thread owns the ring now; 0 when its thread exited (the ring is then drained and
   // given to the next new thread).
