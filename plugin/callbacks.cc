@@ -154,6 +154,7 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   if (kind == Kind::kP2p && awaits_kernel_ch) expected = d->p2p.nChannels;
   uint16_t flags = StartFlags(kind, d) | (expected != 0 ? spool::kStartAwaitsKernelCh : 0);
   slot.unrecorded_awaited.store(0, std::memory_order_relaxed);
+  slot.done_ticks.store(0, std::memory_order_relaxed);
   // Published with the state below; read by children through their handle, also once completed.
   slot.task_mask.store((static_cast<uint64_t>(gen) << 40) | PackMask(mask, expected != 0), std::memory_order_relaxed);
   spool::StartBody start{slot.id, 0, ticks};
@@ -251,6 +252,9 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
     return ncclSuccess;
   }
   spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
+  if (state == ncclProfilerKernelChStop && ref.fields.kind == Kind::kKernelCh) {
+    ref.slot->done_ticks.store(body.ticks, std::memory_order_relaxed);
+  }
   if (args != nullptr) {
     switch (state) {
       case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
@@ -301,10 +305,12 @@ ncclResult_t CoreStop(void* handle) {
   Session* s = g_session.load(std::memory_order_acquire);
   SlotRef ref;
   if (s == nullptr || handle == nullptr || !Resolve(s, handle, &ref)) return ncclSuccess;
-  uint64_t ticks = NowTicks();
   // Only the first stop of the current occupant counts: a double stop or a stale handle is ignored.
   bool last = false;
   if (!SlotState::StopAndRelease(&ref.slot->state, ref.fields.generation, &last)) return ncclSuccess;
+  // A KernelCh stopped right after its KernelChStop state takes that state's time.
+  const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_relaxed);
+  const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
   // The slot is still ours to read: its children hold it, or this thread completes it below.
   const bool recorded = ref.slot->recorded;
   const uint64_t id = ref.slot->id;

@@ -35,6 +35,9 @@ struct EventSlot {
   std::atomic<uint64_t> task_mask{0};
   // Announced KernelCh children that were not recorded (dropped): the export must stop waiting.
   std::atomic<uint32_t> unrecorded_awaited{0};
+  // KernelCh: the host time of its KernelChStop state (0 before it), which its stop reuses: NCCL's
+  // proxy reports the two back to back, and a second clock read would tell the export nothing.
+  std::atomic<uint64_t> done_ticks{0};
   void* parent_handle = nullptr;  // encoded handle whose hold this event owns, or null
   uint64_t id = 0;
   uint64_t nvtx_range = 0;
