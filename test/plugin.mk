@@ -52,3 +52,11 @@ $(BUILD)/test/capture_driver: $(BUILD)/obj/test/fixtures/capture_driver.o
 	$(CXX) $(LDFLAGS) -o $@ $^ -ldl
 $(BUILD)/test/test_plugin: | $(BUILD)/test/capture_driver
 
+# The hot path's instructions and locked operations per callback, counted by single-stepping a
+# child with ptrace (skipped under the sanitizers, whose instrumentation it would count).
+$(BUILD)/test/test_hot_path_cost: $(BUILD)/obj/test/test_hot_path_cost.o $(TEST_SUPPORT_OBJS) \
+    $(BUILD)/obj/plugin/asymmetric_fence.o | $(PLUGIN_SO)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS) -lz -ldl
+TEST_BINS += $(BUILD)/test/test_hot_path_cost
+TSAN_SKIPPED_TEST_BINS += $(BUILD)/test/test_hot_path_cost
