@@ -8,8 +8,10 @@
 
 #include <stdint.h>
 
+#include <array>
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include "katrace/drain_counters.h"
 #include "katrace/event_kinds.h"
@@ -120,12 +122,11 @@ inline void* SlotlessHandle(const void* context, uint64_t type, uint32_t packed_
 }
 
 // A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
-// CoreStart: out of line, the untracked starts saved 13 instructions each and the tracked ones
-// paid 30 more.
-__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, Kind kind, int mask,
-                                                                bool record, bool outside, bool foreign,
-                                                                const SlotRef* parent, void** handle,
-                                                                const ncclProfilerEventDescr_v6_t* d) {
+// StartOfKind, for its kind.
+template <Kind kind>
+__attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Context* ctx, int mask, bool record,
+                                                                bool outside, bool foreign, const SlotRef* parent,
+                                                                void** handle, const ncclProfilerEventDescr_v6_t* d) {
   // Read once, as early as the event is known to be recorded.
   uint64_t ticks = record ? NowTicks() : 0;
   EventPool* pool = GetPool(s, ctx, kind);
@@ -187,20 +188,19 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   return ncclSuccess;
 }
 
-// Every start but a masked-out parent's: the kind, the parent, the mask and the window decide
-// whether the event is recorded and whether it takes a slot.
-// Its arguments are CoreStart's, in their registers, and the session last.
-__attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d,
-                                                  Session* s) {
-  *handle = nullptr;
-  Kind kind;
-  if (!KindFromType(d->type, &kind)) return ncclSuccess;
+// A start of kind |kind| (any but a masked-out parent's): the parent, the mask and the window
+// decide whether the event is recorded and whether it takes a slot. One function per kind, so
+// that every choice that depends on the kind alone is made by the compiler.
+template <Kind kind>
+__attribute__((noinline)) ncclResult_t StartOfKind(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d,
+                                                   Session* s) {
   // A ProxyOp created by another process (PXN): its context and parent are that process's values.
-  bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
-  // The parent's slot, resolved once for everything below (a foreign parent is not ours).
+  const bool foreign = kind == Kind::kProxyOp && d->proxyOp.pid != s->os_pid;
+  // The parent's handle, decoded once (a foreign parent is not ours), and its slot if it has one.
+  HandleFields parent_fields;
+  const bool parent_ours = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields);
   SlotRef parent_slot;
-  const SlotRef* parent =
-      !foreign && d->parentObj != nullptr && Resolve(s, d->parentObj, &parent_slot) ? &parent_slot : nullptr;
+  const SlotRef* parent = parent_ours && ResolveFields(s, parent_fields, &parent_slot) ? &parent_slot : nullptr;
   Context* ctx = foreign ? ContextAt(s, kForeignContext) : LookupContext(s, context);
   // Steps of a foreign proxy op carry that process's context too; their parent is ours.
   if (ctx == nullptr && parent != nullptr) ctx = parent->ctx;
@@ -212,30 +212,44 @@ __attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, 
     HandleDrainReport(s, d->kernelStep);
     return ncclSuccess;
   }
-  int k = static_cast<int>(kind);
+  constexpr int k = static_cast<int>(kind);
   // The mask NCCL used for this event's task: the parent's snapshot, else the live mask (NCCL
   // has just read it for an API call, ProxyCtrl or CE event).
   uint32_t parent_mask = 0;
-  const int mask = !foreign && FollowsTaskMask(kind) && ParentTaskMask(d->parentObj, parent, &parent_mask)
+  const int mask = FollowsTaskMask(kind) && parent_ours && ParentTaskMask(parent_fields, parent, &parent_mask)
                        ? UnpackMask(parent_mask)
                        : LiveMask(s);
   // The capture window's verdict: the parent's, read from its handle, whatever became of its
   // slot since; a root (no parent of ours) takes it now.
   bool outside = false;
   if (s->window.active()) {
-    HandleFields parent_fields;
-    outside = !foreign && d->parentObj != nullptr && DecodeHandle(d->parentObj, &parent_fields)
-                  ? parent_fields.outside
-                  : !AdmitRoot(s, kind);
+    outside = parent_ours ? parent_fields.outside : !AdmitRoot(s, kind);
     if (kind == Kind::kColl || kind == Kind::kP2p) s->window.CountCollective(!outside);
   }
-  bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
+  const bool record = !outside && (mask & static_cast<int>(kKindInfo[k].type_bit)) != 0;
   if (!record && !PassesFactsToChildren(kind)) {
     // Its children still learn the task's mask and the window verdict from the handle.
     *handle = EncodeHandle(ctx->index, kind, kUntrackedSlot, PackMask(mask, false), outside);
     return ncclSuccess;
   }
-  return StartTracked(s, ctx, kind, mask, record, outside, foreign, parent, handle, d);
+  return StartTracked<kind>(s, ctx, mask, record, outside, foreign, parent, handle, d);
+}
+
+using StartFunction = ncclResult_t (*)(void*, void**, const ncclProfilerEventDescr_v6_t*, Session*);
+template <size_t... K>
+constexpr std::array<StartFunction, kKindCount> StartFunctions(std::index_sequence<K...>) {
+  return {&StartOfKind<static_cast<Kind>(K)>...};
+}
+inline constexpr std::array<StartFunction, kKindCount> kStartOfKind = StartFunctions(std::make_index_sequence<kKindCount>{});
+
+// Every start but a masked-out parent's, handed to its kind's function. Its arguments are
+// CoreStart's, in their registers, and the session last.
+__attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d,
+                                                  Session* s) {
+  *handle = nullptr;
+  Kind kind;
+  if (!KindFromType(d->type, &kind)) return ncclSuccess;
+  return kStartOfKind[static_cast<size_t>(kind)](context, handle, d, s);
 }
 
 // A state of an event that may hold a slot; out of line, so that the states of the slotless

@@ -29,10 +29,11 @@ struct SlotRef {
   HandleFields fields{};
 };
 
-// Resolves a handle to its slot without trusting it: every field is range-checked. An untracked
-// handle resolves to nothing.
-__attribute__((always_inline)) inline bool Resolve(Session* s, const void* handle, SlotRef* out) {
-  if (!DecodeHandle(handle, &out->fields) || out->fields.slot == kUntrackedSlot) return false;
+// Resolves a decoded handle to its slot without trusting it: every field is range-checked. An
+// untracked handle resolves to nothing.
+__attribute__((always_inline)) inline bool ResolveFields(Session* s, const HandleFields& fields, SlotRef* out) {
+  if (fields.slot == kUntrackedSlot) return false;
+  out->fields = fields;
   out->ctx = ContextAt(s, out->fields.context);
   if (out->ctx == nullptr) return false;
   out->pool = out->ctx->pools[static_cast<int>(out->fields.kind)].load(std::memory_order_acquire);
@@ -40,6 +41,12 @@ __attribute__((always_inline)) inline bool Resolve(Session* s, const void* handl
   out->index = out->fields.slot;
   out->slot = &out->pool->slot(out->index);
   return out->slot->tag == kSlotTag;
+}
+
+// The same, from the handle itself.
+__attribute__((always_inline)) inline bool Resolve(Session* s, const void* handle, SlotRef* out) {
+  HandleFields fields;
+  return DecodeHandle(handle, &fields) && ResolveFields(s, fields, out);
 }
 
 // Gives the slot back once the event and all its children are done, then releases the hold it
@@ -110,12 +117,10 @@ inline constexpr uint64_t kSlotlessWhenMaskedBits = SlotlessWhenMaskedBits();
 static_assert((kSlotlessWhenMaskedBits & ncclProfileColl) == 0 && (kSlotlessWhenMaskedBits & ncclProfileGroup) != 0,
               "a Coll passes its func to its children; a Group passes nothing");
 
-// The packed mask of the task |parent_obj| belongs to (|parent|: its slot, resolved by the caller,
-// or null); false when the parent is not known (no parent, a foreign value, or a slot that has
-// since held another event).
-inline bool ParentTaskMask(void* parent_obj, const SlotRef* parent, uint32_t* packed) {
-  HandleFields f;
-  if (parent_obj == nullptr || !DecodeHandle(parent_obj, &f)) return false;
+// The packed mask of the task whose parent handle decoded to |f| (|parent|: its slot, resolved by
+// the caller, or null); false when the parent is not known (a slot that has since held another
+// event, or none).
+inline bool ParentTaskMask(const HandleFields& f, const SlotRef* parent, uint32_t* packed) {
   if (f.slot == kUntrackedSlot) {
     *packed = f.generation & kPackedMaskBits;
     return true;

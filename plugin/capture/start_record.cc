@@ -2,8 +2,6 @@
 
 #include <string.h>
 
-#include <type_traits>
-
 #include "plugin/capture/record_appender.h"
 
 namespace katrace {
@@ -22,128 +20,6 @@ uint32_t InternStringFirstTime(const CaptureTarget& t, const char* text) {
   // A full table gives no id: not remembered, so each use is counted as unnamed.
   if (id != 0 && t.buffer != nullptr) t.buffer->strings.Remember(text, id);
   return id;
-}
-
-bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t flags, const spool::StartBody& start,
-                 const ncclProfilerEventDescr_v6_t* d, const InheritedFacts& slot) {
-  const int k = static_cast<int>(kind);
-  // Inlined into each case, so a record is built once and copied into the buffer once; out of
-  // line, each was built, copied whole into a StartRecord on the stack, and copied again.
-  auto emit = [&](const auto& fields) __attribute__((always_inline)) {
-    StartRecord<std::decay_t<decltype(fields)>> r{start, fields};
-    return AppendRecord(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags, r);
-  };
-  switch (kind) {
-    case Kind::kColl: {
-      spool::CollFields f{};
-      f.seq = d->coll.seqNumber;
-      f.count = d->coll.count;
-      f.func = slot.func;  // interned by the caller, which keeps it for the children
-      f.datatype = InternString(t, d->coll.datatype);
-      f.algo = InternString(t, d->coll.algo);
-      f.proto = InternString(t, d->coll.proto);
-      f.root = d->coll.root;
-      f.nchannels = d->coll.nChannels;
-      f.nwarps = d->coll.nWarps;
-      return emit(f);
-    }
-    case Kind::kCeColl: {
-      spool::CollFields f{};
-      f.seq = d->ceColl.seqNumber;
-      f.count = d->ceColl.count;
-      f.func = InternString(t, d->ceColl.func);
-      f.datatype = InternString(t, d->ceColl.datatype);
-      f.root = d->ceColl.root;
-      return emit(f);
-    }
-    case Kind::kP2p: {
-      spool::P2pFields f{};
-      f.count = d->p2p.count;
-      f.func = slot.func;
-      f.datatype = InternString(t, d->p2p.datatype);
-      f.peer = d->p2p.peer;
-      f.nchannels = d->p2p.nChannels;
-      return emit(f);
-    }
-    case Kind::kGroupApi: {
-      spool::ApiFields f{};
-      f.depth = d->groupApi.groupDepth;
-      return emit(f);
-    }
-    case Kind::kCollApi: {
-      spool::ApiFields f{};
-      f.count = d->collApi.count;
-      f.func = InternString(t, d->collApi.func);
-      f.datatype = InternString(t, d->collApi.datatype);
-      f.root = d->collApi.root;
-      return emit(f);
-    }
-    case Kind::kP2pApi: {
-      spool::ApiFields f{};
-      f.count = d->p2pApi.count;
-      f.func = InternString(t, d->p2pApi.func);
-      f.datatype = InternString(t, d->p2pApi.datatype);
-      return emit(f);
-    }
-    case Kind::kProxyOp: {
-      spool::ProxyOpFields f{};
-      f.peer = d->proxyOp.peer;
-      f.nsteps = d->proxyOp.nSteps;
-      f.chunk_size = d->proxyOp.chunkSize;
-      f.channel = d->proxyOp.channelId;
-      return emit(f);
-    }
-    case Kind::kProxyStep: {
-      spool::ProxyStepFields f{};
-      f.step = d->proxyStep.step;
-      f.peer = slot.peer;
-      f.channel = slot.channel;
-      f.direction = slot.direction;
-      return emit(f);
-    }
-    case Kind::kKernelCh: {
-      spool::KernelChFields f{};
-      f.gpu_start = d->kernelCh.pTimer;
-      f.func = slot.func;
-      f.channel = d->kernelCh.channelId;
-      return emit(f);
-    }
-    case Kind::kKernelStep: {
-      spool::KernelStepFields f{};
-      f.gpu_start = d->kernelStep.startTs;
-      f.gpu_ready = d->kernelStep.readyTs;
-      f.step = d->kernelStep.step;
-      f.size = d->kernelStep.size;
-      f.peer = d->kernelStep.peer;
-      f.func = slot.func;
-      f.channel = d->kernelStep.channelId;
-      return emit(f);
-    }
-    case Kind::kNetPlugin: {
-      spool::NetPluginFields f{};
-      f.net_id = d->netPlugin.id;
-      return emit(f);
-    }
-    case Kind::kCeBatch: {
-      spool::CeBatchFields f{};
-      f.bytes = d->ceCollBatch.totalBytes;
-      f.ops = static_cast<int32_t>(d->ceCollBatch.numOps);
-      return emit(f);
-    }
-    default:  // KernelLaunch, Group, ProxyCtrl, CeSync: the common body says it all
-      return AppendRecord(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags, start);
-  }
-}
-
-uint16_t StartFlags(Kind kind, const ncclProfilerEventDescr_v6_t* d) {
-  switch (kind) {
-    case Kind::kGroupApi: return d->groupApi.graphCaptured ? spool::kStartGraphCaptured : 0;
-    case Kind::kCollApi: return d->collApi.graphCaptured ? spool::kStartGraphCaptured : 0;
-    case Kind::kP2pApi: return d->p2pApi.graphCaptured ? spool::kStartGraphCaptured : 0;
-    case Kind::kProxyOp: return d->proxyOp.isSend ? spool::kStartSend : 0;
-    case Kind::kKernelStep: return d->kernelStep.isSend ? spool::kStartSend : 0;
-    default: return 0;
-  }
 }
 
 }  // namespace katrace
