@@ -85,7 +85,7 @@ void BM_CollStartStop(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_CollStartStop)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_CollStartStop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 // KernelCh start + KernelChStop state + stop, under a live Coll parent (the parent is looked up
 // and held, as for every GPU child).
@@ -118,13 +118,15 @@ void BM_KernelChStartStateStop(benchmark::State& state) {
   g_plugin->stopEvent(coll);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_KernelChStartStateStop)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_KernelChStartStateStop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
-// The floor under the two benchmarks above. A Coll start + stop reads the clock twice and takes
-// three locked operations (pool take, the stop's state CAS, pool give-back); a KernelCh start +
-// state + stop reads it three times and takes five (pool take, parent hold, the stop's state CAS,
-// pool give-back, parent release). Their sum is what the callbacks cost before any instruction
-// of their own.
+// The floor under the two benchmarks above, on one thread. A Coll start + stop reads the clock
+// twice and takes one locked operation (the stop's state CAS: the pool's own thread takes and gives
+// back its slot without one); a KernelCh start + state + stop reads it twice (its stop takes its
+// state's time) and takes three (the parent hold, the stop's state CAS, the parent's release).
+// Their sum is what the callbacks cost before any instruction of their own. With more threads on
+// one communicator the pools are shared, and a take and a give-back cost one locked operation
+// each, as they all did before.
 //
 // One read of the plugin's host clock: rdtsc where it has an invariant TSC (plugin/capture/
 // host_clock.h), clock_gettime(CLOCK_MONOTONIC) elsewhere.

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "test/support/plugin_test.h"
 
@@ -176,6 +178,43 @@ TEST_F(PoolTest, DropsAreCountedWarnedOnceAndWrittenIntoTheTrace) {
     if (e["ph"] == "C" && e["name"] == "katrace drops" && e["args"].value("Coll", 0) == 36) counter = true;
   }
   EXPECT_TRUE(counter) << "drops must show as a counter track";
+}
+
+// The Coll pool's first thread takes its slots without locked operations; a second thread taking
+// slots too hands the free list over. The capacity stays exact across the hand-over: no slot is
+// hidden from the second thread, none is handed out twice, and the drops are exactly the excess.
+TEST_F(PoolTest, TheCapacityIsExactWhenASecondThreadJoinsThePoolsFirst) {
+  setenv("KATRACE_POOL_COLL", "64", 1);
+  Comm c = InitComm(0x3100000, 0, 1);
+  auto start = [&](uint64_t seq) {
+    void* h = nullptr;
+    auto d = CollDescr(nullptr, "AllReduce", seq, 1, 0);
+    v6().startEvent(c.ctx, &h, &d);
+    return h;
+  };
+  std::vector<void*> mine, theirs;
+  for (int i = 0; i < 40; ++i) mine.push_back(start(static_cast<uint64_t>(i)));
+  // Half of them back, on this thread: they go to the end of its free list.
+  for (int i = 0; i < 20; ++i) v6().stopEvent(mine[static_cast<size_t>(i)]);
+  int dropped = 0;
+  std::thread([&] {
+    for (int i = 0; i < 60; ++i) {
+      void* h = start(static_cast<uint64_t>(100 + i));
+      if (h == nullptr) ++dropped;
+      else theirs.push_back(h);
+    }
+    // Given back by the other thread: the slots this thread took at first among them.
+    for (int i = 20; i < 40; ++i) v6().stopEvent(mine[static_cast<size_t>(i)]);
+  }).join();
+  EXPECT_EQ(dropped, 16) << "64 slots, 20 live here, 60 asked for there";
+  std::set<void*> distinct(theirs.begin(), theirs.end());
+  EXPECT_EQ(distinct.size(), theirs.size());
+  for (int i = 0; i < 20; ++i) EXPECT_NE(start(static_cast<uint64_t>(200 + i)), nullptr) << i;
+  for (void* h : theirs) v6().stopEvent(h);
+  v6().finalize(c.ctx);
+  auto trace = ExpectValidTrace(trace_path_);
+  EXPECT_EQ(Footer(trace)["drops"]["Coll"], 16);
+  EXPECT_EQ(Footer(trace)["events"]["Coll"], 40 + 44 + 20);
 }
 
 TEST_F(PoolTest, ParentWaitsForItsChildrenBeforeItsSlotIsReused) {
