@@ -34,10 +34,13 @@ class ThreadBiasedFreeList {
  public:
   // |owner|: the token of the thread that has the list to itself at first, or 0 for a list shared
   // from the start (where AsymmetricFenceAvailable() is false).
-  ThreadBiasedFreeList(uint32_t capacity, uintptr_t owner)
-      : capacity_(capacity), shared_(capacity), owner_(owner) {
+  ThreadBiasedFreeList(uint32_t capacity, uintptr_t owner) : shared_(capacity), owner_(owner) {
     if (owner != 0) {
-      owned_.reset(new uint32_t[capacity]);
+      uint32_t ring = 1;
+      while (ring < capacity) ring <<= 1;
+      owned_storage_.reset(new uint32_t[ring]);
+      owned_ = owned_storage_.get();
+      owned_mask_ = ring - 1;
     } else {
       revoked_.store(true, std::memory_order_relaxed);
       shared_ready_.store(true, std::memory_order_relaxed);
@@ -47,17 +50,17 @@ class ThreadBiasedFreeList {
   // True when a slot was taken; false when the list is empty (shared: or a push is in progress).
   bool TryPop(uint32_t* index) {
     if (owner_.load(std::memory_order_relaxed) == ThisThreadToken()) {
-      bool owned = false, got = false;
-      OwnerOp([&] {
-        owned = true;
-        got = owned_count_ != 0;
+      if (EnterOwned()) {
+        const bool got = owned_count_ != 0;
         if (got) {
-          *index = owned_[owned_head_];
-          owned_head_ = owned_head_ + 1 == capacity_ ? 0 : owned_head_ + 1;
+          *index = owned_[owned_head_ & owned_mask_];
+          ++owned_head_;
           --owned_count_;
         }
-      });
-      if (owned) return got;
+        LeaveOwned();
+        return got;
+      }
+      LeaveOwned();
     }
     Share();
     return shared_.TryPop(index);
@@ -66,14 +69,13 @@ class ThreadBiasedFreeList {
   // False only when a shared list met a pop still in progress on the cell (try again).
   bool TryPush(uint32_t index) {
     if (owner_.load(std::memory_order_relaxed) == ThisThreadToken()) {
-      bool owned = false;
-      OwnerOp([&] {
-        owned = true;
-        uint32_t at = owned_head_ + owned_count_;
-        owned_[at >= capacity_ ? at - capacity_ : at] = index;
+      if (EnterOwned()) {
+        owned_[(owned_head_ + owned_count_) & owned_mask_] = index;
         ++owned_count_;
-      });
-      if (owned) return true;
+        LeaveOwned();
+        return true;
+      }
+      LeaveOwned();
     }
     Share();
     return shared_.TryPush(index);
@@ -89,14 +91,14 @@ class ThreadBiasedFreeList {
   bool owned() const { return !revoked_.load(std::memory_order_acquire); }
 
  private:
-  // Runs |op| on the owner's FIFO unless the list was revoked (then |op| does not run).
-  template <typename Op>
-  __attribute__((always_inline)) void OwnerOp(Op op) {
+  // The owner's side of the hand-over, around each use of its FIFO: true when the FIFO is still
+  // the owner's; LeaveOwned() follows either way.
+  __attribute__((always_inline)) bool EnterOwned() {
     busy_.store(1, std::memory_order_relaxed);
     LightFence();
-    if (!revoked_.load(std::memory_order_acquire)) op();
-    busy_.store(0, std::memory_order_release);
+    return !revoked_.load(std::memory_order_acquire);
   }
+  __attribute__((always_inline)) void LeaveOwned() { busy_.store(0, std::memory_order_release); }
 
   // Makes the list shared, once; every thread but a still-running owner passes here before it
   // uses the shared list, and waits for a hand-over in progress.
@@ -112,20 +114,20 @@ class ThreadBiasedFreeList {
     HeavyFence();
     // The owner saw the flag, or its busy flag is visible now: wait for its last operation.
     while (busy_.load(std::memory_order_acquire) != 0) sched_yield();
-    for (; owned_count_ != 0; --owned_count_) {
-      shared_.TryPush(owned_[owned_head_]);  // cannot fail: no other thread uses it yet
-      owned_head_ = owned_head_ + 1 == capacity_ ? 0 : owned_head_ + 1;
+    for (; owned_count_ != 0; --owned_count_, ++owned_head_) {
+      shared_.TryPush(owned_[owned_head_ & owned_mask_]);  // cannot fail: no other thread uses it yet
     }
     owner_.store(0, std::memory_order_relaxed);
     shared_ready_.store(true, std::memory_order_release);
   }
 
-  const uint32_t capacity_;
   BoundedMpmcQueue<uint32_t> shared_;
-  // The owner's FIFO: touched by the owner inside OwnerOp, and by the hand-over once the owner is
-  // known to be out of it.
-  std::unique_ptr<uint32_t[]> owned_;
-  uint32_t owned_head_ = 0;
+  // The owner's FIFO, a ring of a power-of-two size: touched by the owner between EnterOwned and
+  // LeaveOwned, and by the hand-over once the owner is known to be out of it.
+  std::unique_ptr<uint32_t[]> owned_storage_;
+  uint32_t* owned_ = nullptr;
+  uint32_t owned_mask_ = 0;
+  uint32_t owned_head_ = 0;  // counts up; its low bits index the ring
   uint32_t owned_count_ = 0;
   std::atomic<uintptr_t> owner_;
   std::atomic<uint32_t> busy_{0};
