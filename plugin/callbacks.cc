@@ -101,17 +101,18 @@ __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool
 // The slotless handle of each NCCL type bit's kind (|kSlotlessHandles[b]|: magic, kind and the
 // untracked slot; the context field and the mask are added per call).
 struct SlotlessHandleBits {
-  uint64_t bits[64] = {};
+  uint64_t bits[32] = {};
   constexpr SlotlessHandleBits() {
-    for (int b = 0; b < 64; ++b) {
-      if (b < 32 && kKindByBit.kind[b] >= 0) {
-        bits[b] = (kHandleMagic << 60) |
-                  (static_cast<uint64_t>(kKindByBit.kind[b]) << 45) | (static_cast<uint64_t>(kUntrackedSlot) << 24);
+    for (int b = 0; b < 32; ++b) {
+      if (kKindByBit.kind[b] >= 0) {
+        bits[b] = (kHandleMagic << 60) | (static_cast<uint64_t>(kKindByBit.kind[b]) << 45) |
+                  (static_cast<uint64_t>(kUntrackedSlot) << 24);
       }
     }
   }
 };
 inline constexpr SlotlessHandleBits kSlotlessHandles{};
+static_assert(kSlotlessWhenMaskedBits < (1ull << 32), "a slotless kind's bit indexes kSlotlessHandles");
 
 // The handle of a masked-out event of a kind in kSlotlessWhenMaskedBits (|type| is its one bit),
 // made from the context value without looking it up: the handle names no slot, so its context
