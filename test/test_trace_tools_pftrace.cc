@@ -642,6 +642,27 @@ TEST_F(PftraceTest, MergeReadsAndWritesBothFormatsWithTheSameEvents) {
   }
 }
 
+// A slice placed late (JSON writes it where the layout placed it: after slices it encloses,
+// which began before it in the file) keeps its children inside it in a merged .pftrace: a
+// reader pairs each END with the innermost open slice of its track, so the writer ends the
+// children before it begins their parent.
+TEST_F(PftraceTest, MergeToPftraceKeepsASliceWrittenAfterItsChildrenAroundThem) {
+  std::string text = SmallJson();
+  const std::string group = text.substr(text.find("{\"name\":\"Group\""));
+  const std::string group_line = group.substr(0, group.find('\n') + 1);
+  text.erase(text.find(group_line), group_line.size());
+  const size_t after = text.find("\n", text.find("\"cat\":\"Coll\",")) + 1;
+  text.insert(after, group_line);
+  const std::string json = Put("late.json", text);
+  const std::string a = (dir_ / "late-merged.json").string(), b = (dir_ / "late-merged.pftrace").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + a + " " + json).exit_code, 0);
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + b + " " + json).exit_code, 0);
+  EXPECT_EQ(Difference(ReadMerged(b, TraceFileFormat::kPerfettoProtobuf).events,
+                       ReadMerged(a, TraceFileFormat::kChromeJson).events), "");
+  const ToolResult check = RunTool("katrace-check", b);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
 TEST_F(PftraceTest, MergeSaysWhichFormatsItWrites) {
   const std::string json = Put("small.json", SmallJson());
   const struct {

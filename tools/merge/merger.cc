@@ -301,7 +301,7 @@ int RunMerge(const MergeOptions& options) {
   if (!options.quiet && !options.kinds && !selection.has_window() &&
       estimate > options.warn_bytes) {
     std::fprintf(stderr,
-                 "katrace-merge: warning: the merged trace will be about %s of JSON; Perfetto's "
+                 "katrace-merge: warning: the merged trace will be about %s (the inputs' size); Perfetto's "
                  "web UI struggles past a few hundred MB: narrow it with --ranks, --from/--to "
                  "or --kinds, or open it with trace_processor --httpd\n",
                  HumanBytes(estimate).c_str());

@@ -186,6 +186,7 @@ void PftraceMergeWriter::BeginInput(const EventRewriter* rewriter, FlowPlan* flo
 void PftraceMergeWriter::EndInput() {
   FlushPending();
   CloseEndsUpTo(INT64_MAX);
+  open_.clear();
   left_out_ += flows_begun_.size();  // none: the plan pairs them
   flows_begun_.clear();
 }
@@ -229,6 +230,15 @@ bool PftraceMergeWriter::Event(const Json& event) {
           int64_t dur_ns = 0;
           if (const Json* dur = Field(event, "dur")) UsToNs(*dur, &dur_ns);
           CloseEndsUpTo(ts_ns);
+          const int64_t end_ns = ts_ns + std::max<int64_t>(dur_ns, 0);
+          // Slices this one encloses that came before it (it was placed late): ended first.
+          std::vector<Open>& open = open_[uuid];
+          while (!open.empty() && (open.back().ts > ts_ns || (open.back().ts == ts_ns && open.back().end < end_ns))) {
+            ended_early_.insert(open.back().order);
+            EndSlice(uuid, open.back().end);
+            open.pop_back();
+          }
+          open.push_back(Open{ts_ns, end_ns, begun_});
           event_.clear();
           event_.Varint(pf::event::kType, pf::kTypeSliceBegin);
           event_.Varint(pf::event::kTrackUuid, uuid);
@@ -248,7 +258,7 @@ bool PftraceMergeWriter::Event(const Json& event) {
             }
           }
           EventPacket(ts_ns);
-          ends_.push(PendingEnd{ts_ns + std::max<int64_t>(dur_ns, 0), begun_++, uuid});
+          ends_.push(PendingEnd{end_ns, begun_++, uuid});
         }
       }
       break;
@@ -516,11 +526,24 @@ void PftraceMergeWriter::CloseEndsUpTo(int64_t ts) {
   while (!ends_.empty() && ends_.top().ts <= ts) {
     const PendingEnd end = ends_.top();
     ends_.pop();
-    event_.clear();
-    event_.Varint(pf::event::kType, pf::kTypeSliceEnd);
-    event_.Varint(pf::event::kTrackUuid, end.track);
-    EventPacket(end.ts);
+    if (ended_early_.erase(end.order) != 0) continue;
+    std::vector<Open>& open = open_[end.track];
+    for (size_t i = open.size(); i-- > 0;) {
+      if (open[i].order == end.order) {
+        open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    EndSlice(end.track, end.ts);
   }
+}
+
+// TrackEvent { type: SLICE_END, track_uuid } at |ts|; event_ is free again after.
+void PftraceMergeWriter::EndSlice(uint64_t track, int64_t ts) {
+  event_.clear();
+  event_.Varint(pf::event::kType, pf::kTypeSliceEnd);
+  event_.Varint(pf::event::kTrackUuid, track);
+  EventPacket(ts);
 }
 
 void PftraceMergeWriter::End(const Json& katrace) {

@@ -156,6 +156,16 @@ class PftraceMergeWriter {
 
   std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<PendingEnd>> ends_;
   uint64_t begun_ = 0;
+  // Per track, its slices begun and not ended, outermost first: a slice that comes after slices
+  // it encloses (JSON writes a slice placed late where it was placed) first ends them, so that a
+  // reader, which pairs an END with the innermost open slice of its track, pairs them right.
+  struct Open {
+    int64_t ts, end;
+    uint64_t order;
+  };
+  std::unordered_map<uint64_t, std::vector<Open>> open_;
+  std::unordered_set<uint64_t> ended_early_;  // orders whose heap entry is already written
+  void EndSlice(uint64_t track, int64_t ts);
   // Flows whose first slice is written: the id as that slice carries it.
   std::unordered_map<uint64_t, uint64_t> flows_begun_;
 };
