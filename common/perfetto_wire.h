@@ -100,6 +100,8 @@ constexpr uint32_t kTrackUuid = 11;
 constexpr uint32_t kCounterValue = 30;       // int64
 constexpr uint32_t kFlowIds = 47;            // repeated fixed64
 constexpr uint32_t kTerminatingFlowIds = 48;  // repeated fixed64
+constexpr uint32_t kCategories = 22;  // repeated string: a category not interned
+constexpr uint32_t kName = 23;        // string: a name not interned
 }  // namespace event
 constexpr uint32_t kTypeSliceBegin = 1;
 constexpr uint32_t kTypeSliceEnd = 2;
@@ -113,6 +115,8 @@ constexpr uint32_t kBoolValue = 2;
 constexpr uint32_t kUintValue = 3;
 constexpr uint32_t kIntValue = 4;
 constexpr uint32_t kDoubleValue = 5;
+constexpr uint32_t kStringValue = 6;  // a value not interned
+constexpr uint32_t kName = 10;        // a name not interned
 constexpr uint32_t kStringValueIid = 17;
 }  // namespace annotation
 
@@ -131,6 +135,11 @@ constexpr uint32_t kName = 2;
 constexpr uint64_t kProcessUuidBase = uint64_t{1} << 32;  // + the rank's pid
 constexpr uint64_t kCounterUuidBase = uint64_t{2} << 32;  // + the series' index
 constexpr uint64_t kFooterUuid = uint64_t{3} << 32;
+// katrace-merge's layout tracks: one file holds many ranks' tracks, whose JSON tids repeat from
+// rank to rank, so a merged track is kMergedTrackUuidBase + (k << 32) + tid, k numbering the
+// merged trace's processes: a reader takes the tid from the low 32 bits.
+constexpr uint64_t kMergedTrackUuidBase = uint64_t{1} << 40;
+constexpr uint64_t kTidMask = 0xffffffffu;
 constexpr uint32_t kSequenceId = 1;  // the one sequence a katrace file has
 // A flow id with this bit set was begun at its GPU end (both ends start at the same ns and the
 // GPU slice came first): the slice that terminates it is the arrow's host end, its source in

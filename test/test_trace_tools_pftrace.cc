@@ -11,11 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -518,6 +521,49 @@ class PftraceTest : public ::testing::Test {
     EXPECT_EQ(proto.other.dump(), json.other.dump());
   }
 
+  // A merged trace read back: its events as text, sorted (the protobuf merge declares a
+  // process's name, labels and order at once, where JSON spreads them), and its footer.
+  struct Merged {
+    std::vector<std::string> events;
+    std::string footer;
+  };
+  static Merged ReadMerged(const std::string& path, TraceFileFormat want) {
+    Collected c;
+    const ReadResult r = ReadTrace(path, &c);
+    EXPECT_EQ(r.status, ReadStatus::kOk) << path << ": " << r.message;
+    EXPECT_EQ(r.problems, 0u) << path << ": " << r.first_problem;
+    EXPECT_EQ(c.format, want) << path;
+    Merged m;
+    for (const TraceEvent& e : c.events) m.events.push_back(e.json.dump());
+    std::sort(m.events.begin(), m.events.end());
+    m.footer = c.other.dump();
+    return m;
+  }
+  // The events only one of |a| and |b| has, a few of each ("" when they are the same).
+  static std::string Difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::vector<std::string> only_a, only_b;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_a));
+    std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_b));
+    std::string out;
+    for (size_t i = 0; i < only_a.size() && i < 3; ++i) out += "\n  only in the first:  " + only_a[i];
+    for (size_t i = 0; i < only_b.size() && i < 3; ++i) out += "\n  only in the second: " + only_b[i];
+    if (!out.empty()) out = std::to_string(only_a.size()) + " and " + std::to_string(only_b.size()) + " events differ:" + out;
+    return out;
+  }
+  static std::string FirstDifference(const std::string& a, const std::string& b) {
+    size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    if (i == a.size() && i == b.size()) return "";
+    const size_t from = i < 80 ? 0 : i - 80;
+    return "at " + std::to_string(i) + ": ..." + a.substr(from, 160) + "\n  vs ..." + b.substr(from, 160);
+  }
+  static std::string ReadWhole(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
   fs::path dir_;
 };
 
@@ -571,31 +617,76 @@ TEST_F(PftraceTest, StatsPrintsTheSameReportForBothFormats) {
   }
 }
 
-TEST_F(PftraceTest, MergeReadsPftraceAndWritesJsonOnly) {
+TEST_F(PftraceTest, MergeReadsAndWritesBothFormatsWithTheSameEvents) {
   const std::string proto = Put("small.pftrace", SmallPftrace());
   const std::string json = Put("small.json", SmallJson());
-  const std::string from_proto = (dir_ / "from-proto.json").string();
-  const std::string from_json = (dir_ / "from-json.json").string();
-  ToolResult r = RunTool("katrace-merge", "-q -o " + from_proto + " " + proto);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  r = RunTool("katrace-merge", "-q -o " + from_json + " " + json);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  r = RunTool("katrace-check", from_proto);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  // The same events as the merge of the JSON trace; only the footer's input names differ.
-  Collected a, b;
-  ASSERT_EQ(ReadTrace(from_json, &a).status, ReadStatus::kOk);
-  ASSERT_EQ(ReadTrace(from_proto, &b).status, ReadStatus::kOk);
-  ASSERT_EQ(a.events.size(), b.events.size());
-  for (size_t i = 0; i < a.events.size(); ++i) EXPECT_EQ(a.events[i].json.dump(), b.events[i].json.dump());
-
-  for (const char* out : {"merged.pftrace", "merged.pftrace.gz"}) {
-    r = RunTool("katrace-merge", "-o " + (dir_ / out).string() + " " + json);
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("writes Chrome JSON"), std::string::npos) << r.output;
-    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
-    EXPECT_FALSE(fs::exists(dir_ / out));
+  // Every input format into every output format (and gzip protobuf): the same events.
+  std::map<std::string, Merged> merged;
+  for (const auto& [input, name] : {std::pair{json, "j"}, std::pair{proto, "p"}}) {
+    for (const char* ext : {".json", ".pftrace", ".pftrace.gz"}) {
+      const std::string out = (dir_ / (std::string(name) + ext)).string();
+      const ToolResult r = RunTool("katrace-merge", "-q -o " + out + " " + input);
+      ASSERT_EQ(r.exit_code, 0) << out << ": " << r.output;
+      merged[std::string(name) + ext] = ReadMerged(out, EndsWith(out, ".json") ? TraceFileFormat::kChromeJson
+                                                                             : TraceFileFormat::kPerfettoProtobuf);
+      const ToolResult check = RunTool("katrace-check", out);
+      EXPECT_EQ(check.exit_code, 0) << out << ": " << check.output;
+    }
   }
+  EXPECT_EQ(ReadWhole(dir_ / "j.pftrace.gz").substr(0, 2), "\x1f\x8b");
+  ASSERT_FALSE(merged["j.json"].events.empty());
+  for (const auto& [name, m] : merged) {
+    EXPECT_EQ(Difference(m.events, merged["j.json"].events), "") << name;
+    // The footer names its inputs: equal for the merges of one input.
+    EXPECT_EQ(m.footer, merged[name.substr(0, 1) + ".json"].footer) << name;
+  }
+}
+
+// A slice placed late (JSON writes it where the layout placed it: after slices it encloses,
+// which began before it in the file) keeps its children inside it in a merged .pftrace: a
+// reader pairs each END with the innermost open slice of its track, so the writer ends the
+// children before it begins their parent.
+TEST_F(PftraceTest, MergeToPftraceKeepsASliceWrittenAfterItsChildrenAroundThem) {
+  std::string text = SmallJson();
+  const std::string group = text.substr(text.find("{\"name\":\"Group\""));
+  const std::string group_line = group.substr(0, group.find('\n') + 1);
+  text.erase(text.find(group_line), group_line.size());
+  const size_t after = text.find("\n", text.find("\"cat\":\"Coll\",")) + 1;
+  text.insert(after, group_line);
+  const std::string json = Put("late.json", text);
+  const std::string a = (dir_ / "late-merged.json").string(), b = (dir_ / "late-merged.pftrace").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + a + " " + json).exit_code, 0);
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + b + " " + json).exit_code, 0);
+  EXPECT_EQ(Difference(ReadMerged(b, TraceFileFormat::kPerfettoProtobuf).events,
+                       ReadMerged(a, TraceFileFormat::kChromeJson).events), "");
+  const ToolResult check = RunTool("katrace-check", b);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
+TEST_F(PftraceTest, MergeSaysWhichFormatsItWrites) {
+  const std::string json = Put("small.json", SmallJson());
+  const struct {
+    std::string args, message;
+  } refused[] = {
+      {"-o " + (dir_ / "m.nvtxt").string(), "writes Chrome JSON or Perfetto protobuf"},
+      {"--format perfetto -o " + (dir_ / "m.json").string(), "--format perfetto but the output"},
+      {"--format json -o " + (dir_ / "m.pftrace.gz").string(), "--format json but the output"},
+      {"--format nvtxt -o " + (dir_ / "m").string(), "want json or perfetto"},
+  };
+  for (const auto& r : refused) {
+    const ToolResult got = RunTool("katrace-merge", r.args + " " + json);
+    EXPECT_EQ(got.exit_code, 2) << r.args << ": " << got.output;
+    EXPECT_NE(got.output.find(r.message), std::string::npos) << got.output;
+  }
+  // A name of no format of ours takes --format's.
+  const std::string out = (dir_ / "merged.trace").string();
+  ToolResult r = RunTool("katrace-merge", "-q --format perfetto -o " + out + " " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Collected c;
+  ASSERT_EQ(ReadTrace(out, &c).status, ReadStatus::kOk);
+  EXPECT_EQ(c.format, TraceFileFormat::kPerfettoProtobuf);
+  r = RunTool("katrace-merge", "--help");
+  EXPECT_NE(r.output.find("The output's\nformat follows OUT's name"), std::string::npos) << r.output;
 }
 
 TEST_F(PftraceTest, HelpSaysPftraceIsRead) {
@@ -815,6 +906,141 @@ TEST_F(PftraceTest, ExportsOfOneSpoolReadTheSameInBothFormats) {
   EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
+
+// katrace-merge of per-rank exports: two committed spools (two processes whose pids collide, so
+// one is moved), each exported in both formats, merged into both formats with each selection.
+// The protobuf merge of the protobuf exports holds exactly the JSON merge's events, stats and
+// footer (but for the input names), and merges again as an input.
+class PftraceMergeTest : public PftraceTest {
+ protected:
+  void SetUp() override {
+    PftraceTest::SetUp();
+    for (const char* name : {"sim_all_kinds", "sim_default_mask"}) {
+      const fs::path spool = dir_ / (std::string(name) + ".kspool");
+      fs::copy_file(DataDir() / "spools" / (std::string(name) + ".kspool"), spool);
+      for (const char* ext : {".json", ".pftrace"}) {
+        const std::string out = (dir_ / (std::string(name) + ext)).string();
+        const ToolResult r = RunTool("katrace-export", "--keep-spool --quiet " + spool.string() + " -o " + out);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        (EndsWith(out, ".json") ? json_ : proto_) += " " + out;
+      }
+    }
+  }
+  // Merges the JSON exports to JSON and the protobuf ones to protobuf with |options|.
+  void MergeBoth(const std::string& options, std::string* json_out, std::string* proto_out) {
+    *json_out = (dir_ / "merged.json").string();
+    *proto_out = (dir_ / "merged.pftrace").string();
+    ToolResult r = RunTool("katrace-merge", "-q " + options + " -o " + *json_out + json_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = RunTool("katrace-merge", "-q " + options + " -o " + *proto_out + proto_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  static std::string WithoutPaths(std::string footer) {
+    return std::regex_replace(footer, std::regex("\"file\":\"[^\"]*\""), "\"file\":\"\"");
+  }
+  std::string json_, proto_;
+};
+
+TEST_F(PftraceMergeTest, MergesOfBothFormatsHoldTheSameEvents) {
+  for (const std::string options : {"", "--kinds coll,kernelch,flow", "--kinds all,-flow",
+                                    "--ranks 0,1", "--from 2ms --to 6ms", "--kinds coll,flow"}) {
+    std::string json, proto;
+    MergeBoth(options, &json, &proto);
+    const Merged a = ReadMerged(json, TraceFileFormat::kChromeJson);
+    const Merged b = ReadMerged(proto, TraceFileFormat::kPerfettoProtobuf);
+    ASSERT_FALSE(a.events.empty()) << options;
+    // Arrows whose host end is not kept (P2p's, under coll): JSON keeps their halves without a
+    // slice, protobuf (flows live on their slices) cannot; everything else is the same.
+    const auto split = [](const std::vector<std::string>& events, bool flows) {
+      std::vector<std::string> out;
+      for (const std::string& e : events) {
+        if ((e.find("\"cat\":\"flow\"") != std::string::npos) == flows) out.push_back(e);
+      }
+      return out;
+    };
+    EXPECT_EQ(Difference(split(b.events, false), split(a.events, false)), "") << "'" << options << "'";
+    std::vector<std::string> extra;
+    const std::vector<std::string> flows_a = split(a.events, true), flows_b = split(b.events, true);
+    std::set_difference(flows_b.begin(), flows_b.end(), flows_a.begin(), flows_a.end(), std::back_inserter(extra));
+    EXPECT_TRUE(extra.empty()) << "'" << options << "': " << extra.front();
+    if (options.find("--kinds coll") == std::string::npos) {
+      EXPECT_EQ(flows_b.size(), flows_a.size()) << "'" << options << "'";
+    } else {
+      EXPECT_LT(flows_b.size(), flows_a.size()) << "'" << options << "'";
+      EXPECT_FALSE(flows_b.empty()) << "'" << options << "'";
+    }
+    // The footers differ in the input names, and where arrows were left out in what was written.
+    const auto footer = [&](const std::string& f) {
+      const std::string out = WithoutPaths(f);
+      if (flows_b.size() == flows_a.size()) return out;
+      return std::regex_replace(out, std::regex("\"events_written\":[0-9]+"), "");
+    };
+    EXPECT_EQ(FirstDifference(footer(b.footer), footer(a.footer)), "") << "'" << options << "'";
+    ToolResult r = RunTool("katrace-check", proto);
+    EXPECT_EQ(r.exit_code, 0) << options << ": " << r.output;
+    const ToolResult stats_a = RunTool("katrace-stats", json);
+    const ToolResult stats_b = RunTool("katrace-stats", proto);
+    // The same tables (the first line counts events, flows among them).
+    const auto tables = [](const std::string& out) { return out.substr(out.find('\n')); };
+    EXPECT_EQ(tables(stats_b.output), tables(stats_a.output)) << options;
+    EXPECT_NE(stats_a.output.find("Name"), std::string::npos) << stats_a.output;
+  }
+}
+
+TEST_F(PftraceMergeTest, AMergedPftraceMergesAgain) {
+  std::string json, proto;
+  MergeBoth("", &json, &proto);
+  const std::string again_json = (dir_ / "again.json").string();
+  const std::string again_proto = (dir_ / "again.pftrace").string();
+  // (A global instant is read back on the first rank of its input: keep each input's first.)
+  ToolResult r = RunTool("katrace-merge", "-q --ranks 0,1,4 -o " + again_json + " " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunTool("katrace-merge", "-q --ranks 0,1,4 -o " + again_proto + " " + proto);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Merged a = ReadMerged(again_json, TraceFileFormat::kChromeJson);
+  const Merged b = ReadMerged(again_proto, TraceFileFormat::kPerfettoProtobuf);
+  ASSERT_FALSE(a.events.empty());
+  EXPECT_EQ(Difference(b.events, a.events), "");
+  r = RunTool("katrace-check", again_proto);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Perfetto's trace processor (where ../shared/tools/perfetto/ has it) imports the protobuf merge
+// with no error or data-loss stat and the JSON merge's slices, flows and args.
+TEST_F(PftraceMergeTest, TraceProcessorImportsTheMergedPftraceAsTheMergedJson) {
+  fs::path shell;
+  for (fs::path dir = DataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+    if (fs::exists(dir / "docs/trace-format.md")) {
+      shell = dir.parent_path() / "shared/tools/perfetto/trace_processor_shell";
+      break;
+    }
+  }
+  if (shell.empty() || !fs::exists(shell)) GTEST_SKIP() << "no Perfetto trace processor at " << shell.string();
+  std::string json, proto;
+  MergeBoth("", &json, &proto);
+  const std::string sql = (dir_ / "q.sql").string();
+  std::ofstream(sql) << "select (select count(*) from slice), (select count(*) from flow),"
+                        " (select count(*) from slice join args using(arg_set_id)),"
+                        " (select count(*) from stats where value > 0 and severity in ('error', 'data_loss'));\n";
+  const auto counts = [&](const std::string& trace) {
+    std::string output;
+    FILE* pipe = popen((shell.string() + " -q " + sql + " " + trace + " 2>/dev/null").c_str(), "r");
+    if (pipe == nullptr) return output;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
+    EXPECT_EQ(pclose(pipe), 0) << output;
+    std::string last;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) last = line;
+    }
+    return last;
+  };
+  const std::string a = counts(json), b = counts(proto);
+  EXPECT_EQ(b, a) << "slices, flows, slice args, error stats";
+  EXPECT_EQ(b.substr(b.rfind(',') + 1), "0") << "the trace processor counted errors or data losses";
+  EXPECT_NE(a.substr(0, 2), "0,") << a;
+}
 
 // When a GPU slice starts at the same ns as its host launch and comes first, the encoder begins
 // the arrow there under the id with kReversedFlowBit; the host slice terminates it. The reader

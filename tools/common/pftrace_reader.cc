@@ -207,6 +207,7 @@ class PftraceReader {
   std::map<std::pair<uint64_t, std::string>, uint64_t> lanes_;  // (parent, merge key) -> tracks
   bool has_first_pid_ = false;
   int64_t first_pid_ = 0;  // the first process track's: global instants are on it
+  bool global_instant_since_ = false;  // a global instant came after first_pid_ was declared
   std::unordered_map<uint64_t, PendingFlow> flows_;
   CounterGroup group_;
   uint64_t state_bytes_ = 0;  // tables, tracks and flows, about
@@ -561,7 +562,9 @@ bool PftraceReader::Descriptor(const PbDescriptor& d, uint64_t at) {
   Track& track = tracks_[*d.uuid];
   state_bytes_ += kEntryBytes;
   if (d.is_process) return ProcessTrack(d, at, &track);
-  const bool is_layout = !d.is_counter && *d.uuid >= 1 && *d.uuid < pf::kProcessUuidBase;
+  // One rank's layout tracks are their tids; a merged file's carry the tid in the low 32 bits.
+  const bool is_layout = !d.is_counter && *d.uuid >= 1 &&
+                         (*d.uuid < pf::kProcessUuidBase || *d.uuid >= pf::kMergedTrackUuidBase);
   if (!d.is_counter && !is_layout) return true;  // a kind of a later version: kOther
   return ChildTrack(d, at, &track);
 }
@@ -590,8 +593,11 @@ bool PftraceReader::ProcessTrack(const PbDescriptor& d, uint64_t at, Track* trac
   }
   track->kind = TrackKind::kProcess;
   track->pid = *d.pid;
-  if (!has_first_pid_) {
+  // A global instant goes on the first process declared since the global instant before it: one
+  // rank's file declares its processes first and closes with one; a merged file does so per input.
+  if (!has_first_pid_ || global_instant_since_) {
     has_first_pid_ = true;
+    global_instant_since_ = false;
     first_pid_ = *d.pid;
   }
   if (!FlushCounterGroup()) return true;
@@ -670,7 +676,7 @@ bool PftraceReader::ChildTrack(const PbDescriptor& d, uint64_t at, Track* track)
     return true;
   }
   track->kind = TrackKind::kSlices;
-  track->tid = *d.uuid;
+  track->tid = *d.uuid & pf::kTidMask;
   // The lanes of one family share its name and merge key; JSON calls the K-th after the first
   // "<family> lane K".
   std::string thread_name = family.text;
@@ -879,6 +885,8 @@ bool PftraceReader::Instant(const PbEvent& e, uint64_t at, int64_t ts_ns) {
   } else if (!has_first_pid_) {
     Problem(at, "instant on the global track before any process track; left out");
     return true;
+  } else {
+    global_instant_since_ = true;
   }
   uint64_t repaired = 0;
   Json event = Json::object();

@@ -73,17 +73,16 @@ void EventRewriter::Write(const Json& event, std::string* out) const {
 
 void EventRewriter::WriteArgs(const Json& event, const Json& args, std::string* out) const {
   const std::string cat = StringField(event, "cat");
-  const bool has_gpu_extent = cat == "Coll" || cat == "P2p";
   const bool is_process_name = StringField(event, "name") == "process_name";
   out->push_back('{');
   bool first = true;
   for (const auto& [key, value] : args.items()) {
     Key(key, &first, out);
     int64_t ns = 0;
-    if (has_gpu_extent && (key == "gpu_start" || key == "gpu_end") && UsToNs(value, &ns)) {
+    if (ShiftsArg(cat, key) && UsToNs(value, &ns)) {
       out->append(NsToUsText(ns + offset_ns_));
     } else if (is_process_name && key == "katrace" && value.is_object()) {
-      WriteHeader(value, out);
+      Dump(Header(value), out);
     } else {
       Dump(value, out);
     }
@@ -91,7 +90,7 @@ void EventRewriter::WriteArgs(const Json& event, const Json& args, std::string* 
   out->push_back('}');
 }
 
-void EventRewriter::WriteHeader(const Json& katrace, std::string* out) const {
+Json EventRewriter::Header(const Json& katrace) const {
   // realtime = base_realtime_ns + ts and monotonic = base_monotonic_ns + ts must keep holding
   // with the shifted ts, so both bases move by the offset (GPU offsets stay valid unchanged).
   Json header = katrace;
@@ -109,7 +108,7 @@ void EventRewriter::WriteHeader(const Json& katrace, std::string* out) const {
       if (r.is_object() && r.contains("pid") && AsInt64(r["pid"], &pid)) r["pid"] = MapPid(pid);
     }
   }
-  Dump(header, out);
+  return header;
 }
 
 }  // namespace katrace::tools

@@ -30,12 +30,18 @@ class EventRewriter {
   void Write(const Json& event, std::string* out) const;
   // The flow id this file's |id| becomes.
   uint64_t FlowId(const Json& id) const;
+  // The pieces of Write for a writer of another format: the merged pid of one of the file's
+  // pids, the shift of its times, whether args.|key| of |event| is a time that shifts with ts
+  // (a Coll/P2p's gpu_start/gpu_end), and a process_name's header restated for the merge.
+  int64_t MapPid(int64_t pid) const { return pid_map_ ? pid_map_(pid) : pid; }
+  int64_t offset_ns() const { return offset_ns_; }
+  static bool ShiftsArg(const std::string& cat, const std::string& key) {
+    return (cat == "Coll" || cat == "P2p") && (key == "gpu_start" || key == "gpu_end");
+  }
+  Json Header(const Json& katrace) const;
 
  private:
   void WriteArgs(const Json& event, const Json& args, std::string* out) const;
-  void WriteHeader(const Json& katrace, std::string* out) const;
-
-  int64_t MapPid(int64_t pid) const { return pid_map_ ? pid_map_(pid) : pid; }
 
   int64_t input_;
   int64_t offset_ns_;

@@ -16,18 +16,25 @@ namespace katrace::tools {
 const char kMergeUsage[] =
     "usage: katrace-merge -o OUT [options] FILE...\n"
     "\n"
-    "Merges per-process katrace traces (.json or .pftrace, each optionally .gz) into one\n"
-    "Chrome JSON trace for Perfetto (it writes no .pftrace): every file is rebased on its\n"
-    "recorded clock base onto one timeline (t = 0 at the earliest base), ranks stay separate\n"
-    "processes (pids) sorted by rank, flows and metadata are kept (flow ids are made unique\n"
-    "per file). A rank whose pid an earlier file of another process already holds moves to\n"
-    "the lowest free pid, with one line naming both files; only copies of one capture (same\n"
+    "Merges per-process katrace traces into one trace for Perfetto: every file is rebased on\n"
+    "its recorded clock base onto one timeline (t = 0 at the earliest base), ranks stay\n"
+    "separate processes (pids) sorted by rank, flows and metadata are kept (flow ids are made\n"
+    "unique per file). A rank whose pid an earlier file of another process already holds moves\n"
+    "to the lowest free pid, with one line naming both files; only copies of one capture (same\n"
     "host, OS pid and clock base) are merged once, the complete one. Files that cannot be\n"
     "read are reported and left out.\n"
     "\n"
-    "options:\n"
+    "Formats: the inputs may be Chrome JSON (.json) or Perfetto protobuf (.pftrace), each\n"
+    "optionally .gz, mixed as they come (each file is read by its content). The output's\n"
+    "format follows OUT's name: .pftrace or .pftrace.gz writes Perfetto protobuf, anything\n"
+    "else Chrome JSON; --format says it for '-' or another name. Both hold the same events,\n"
+    "but for an arrow whose slice at one end --kinds leaves out: JSON keeps its halves, a\n"
+    ".pftrace (where arrows live on their slices) cannot.\n"
+    "\n"
+"options:\n"
     "  -o, --output OUT   output file; gzip when it ends in .gz or with --gzip; '-' = stdout\n"
     "  --gzip             gzip the output\n"
+    "  --format F         json or perfetto (default: OUT's extension; must agree with it)\n"
     "  --ranks LIST       keep only these ranks (the inputs' pids), e.g. 0-7,12\n"
     "  --from T, --to T   keep only events overlapping this window of the merged timeline;\n"
     "                     T counts from its start: 1.5s, 200ms, 35us, 100ns, 2m (a bare\n"
@@ -43,7 +50,7 @@ const char kMergeUsage[] =
     "                     E.g. coll,gpu,flow or all,-proxystep. Without --kinds every event\n"
     "                     is kept; metadata always is\n"
     "  --warn-mb N        warn when the output passes N MB (default 300: Perfetto's web UI\n"
-    "                     struggles past a few hundred MB of JSON)\n"
+    "                     struggles past a few hundred MB of JSON; protobuf is read faster)\n"
     "  -q, --quiet        no summary line\n"
     "  -h, --help         this text\n"
     "\n"
@@ -98,6 +105,7 @@ bool ParseMergeKinds(const std::string& text, std::optional<std::set<std::string
 }
 
 int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
+  bool format_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     std::string value, error;
@@ -113,6 +121,13 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
                TakeOption(argc, argv, &i, "--output", &value, &ok)) {
       if (!ok) error = "-o needs a file name";
       options->output = value;
+    } else if (TakeOption(argc, argv, &i, "--format", &value, &ok)) {
+      TraceFormat format = TraceFormat::kJson;
+      if (!ok || !ParseTraceFormat(value, &format) || format == TraceFormat::kNvtxt) {
+        error = "--format: '" + value + "': want json or perfetto";
+      }
+      format_given = true;
+      options->format = format;
     } else if (TakeOption(argc, argv, &i, "--ranks", &value, &ok)) {
       if (!ok) error = "--ranks needs a list";
       if (ok && options->ranks.Parse(value, &error)) options->ranks_text = value;
@@ -149,15 +164,22 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
     std::fprintf(stderr, "katrace-merge: %s\n%s", error.c_str(), kMergeUsage);
     return 2;
   }
-  // JSON under a .pftrace name would be taken for protobuf by every reader that goes by the
-  // name (Perfetto's UI among them): refused, until merge has a protobuf writer.
-  if (EndsWith(options->output, ".pftrace") || EndsWith(options->output, ".pftrace.gz")) {
-    std::fprintf(stderr,
-                 "katrace-merge: cannot write %s: katrace-merge writes Chrome JSON only (name the "
-                 "output .json or .json.gz)\n",
+  // A file whose name says one format and holds the other would be misread by every reader that
+  // goes by the name (Perfetto's UI among them): --format must agree with a name of ours.
+  const bool named = options->output != "-" && TraceExtensionLength(options->output) != 0;
+  const TraceFormat by_name = TraceFormatOfPath(options->output);
+  if (named && by_name == TraceFormat::kNvtxt) {
+    std::fprintf(stderr, "katrace-merge: cannot write %s: katrace-merge writes Chrome JSON or Perfetto "
+                 "protobuf (name the output .json, .pftrace, or either with .gz)\n",
                  options->output.c_str());
     return 2;
   }
+  if (named && format_given && by_name != options->format) {
+    std::fprintf(stderr, "katrace-merge: --format %s but the output %s is named as %s\n",
+                 TraceFormatName(options->format), options->output.c_str(), TraceFormatName(by_name));
+    return 2;
+  }
+  if (named) options->format = by_name;
   // The output replaces its path only at the end, but then an input named as the output would
   // be gone: compared by inode, so "./x" and "x" or a hard link are caught too.
   struct stat out_st;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/trace_format.h"
 #include "tools/common/cli_args.h"
 
 namespace katrace::tools {
@@ -17,6 +18,9 @@ struct MergeOptions {
   std::vector<std::string> inputs;
   std::string output;
   bool gzip = false;  // also implied by an output name ending in .gz
+  // kJson or kPerfetto: --format, else the output name's extension (.pftrace[.gz]: kPerfetto).
+  // Inputs of either format are read whatever the output's.
+  TraceFormat format = TraceFormat::kJson;
   RankSelection ranks;
   std::string ranks_text;
   // Window on the merged timeline, ns from its start (the earliest clock base).

@@ -72,8 +72,7 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
   inputs_.push_back(std::move(input));
 }
 
-std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
-                                 const MergeOptions& options) const {
+Json MergedFooter::Katrace(int64_t merged_base_realtime_ns, const MergeOptions& options) const {
   Json katrace = Json::object();
   katrace["format"] = kMergedFormat;
   katrace["version"] = kTraceVersion;
@@ -92,8 +91,13 @@ std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
   }
   katrace["selection"] = selection;
   katrace["inputs"] = inputs_;
+  return katrace;
+}
+
+std::string MergedFooter::Render(int64_t merged_base_realtime_ns,
+                                 const MergeOptions& options) const {
   Json other = Json::object();
-  other["katrace"] = std::move(katrace);
+  other["katrace"] = Katrace(merged_base_realtime_ns, options);
   return "\"otherData\":" + other.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

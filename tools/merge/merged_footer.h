@@ -27,6 +27,9 @@ class MergedFooter {
   void AddInput(const std::string& path, int64_t rank, int64_t offset_ns, uint64_t events_in,
                 uint64_t events_out, const Json* footer, const std::string& problem,
                 const std::vector<std::pair<int64_t, int64_t>>& pid_map);
+  // The footer object (otherData.katrace); a merged .pftrace carries it as its footer track's
+  // description.
+  Json Katrace(int64_t merged_base_realtime_ns, const MergeOptions& options) const;
   // The whole `"otherData":{...}` member.
   std::string Render(int64_t merged_base_realtime_ns, const MergeOptions& options) const;
 

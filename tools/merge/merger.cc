@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
 #include "tools/merge/merged_footer.h"
+#include "tools/merge/pftrace_merge_writer.h"
 #include "tools/merge/pid_assigner.h"
 
 namespace katrace::tools {
@@ -111,13 +113,47 @@ class FlowWindowPass : public TraceVisitor {
   FlowWindow* window_;
 };
 
+// The first pass of a protobuf output: which slices and flow ends the write pass will keep, so
+// that an arrow is put on its two slices (see FlowPlan).
+class FlowPlanPass : public TraceVisitor {
+ public:
+  FlowPlanPass(const EventSelection& selection, const EventRewriter& rewriter, FlowPlan* plan)
+      : selection_(selection), rewriter_(rewriter), plan_(plan) {}
+  bool OnEvent(const TraceEvent& event) override {
+    const Json& json = event.json;
+    const std::string ph = StringField(json, "ph");
+    if (ph != "X" && ph != "s" && ph != "f") return true;
+    int64_t pid = 0, start = 0, end = 0;
+    uint64_t tid = 0;
+    const Json* pid_value = Field(json, "pid");
+    const Json* tid_value = Field(json, "tid");
+    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !selection_.KeepRank(pid) ||
+        tid_value == nullptr || !AsUint64(*tid_value, &tid) ||
+        !rewriter_.MergedSpan(json, &start, &end) ||
+        !selection_.Keep(ph[0], StringField(json, "cat"), start, end)) {
+      return true;
+    }
+    if (ph == "X") {
+      plan_->AddSlice(pid, tid, start);
+    } else if (const Json* id = Field(json, "id")) {
+      plan_->AddFlowEnd(pid, tid, start, rewriter_.FlowId(*id), ph == "s");
+    }
+    return true;
+  }
+
+ private:
+  const EventSelection& selection_;
+  const EventRewriter& rewriter_;
+  FlowPlan* plan_;
+};
+
 class WritePass : public TraceVisitor {
  public:
   WritePass(const EventSelection& selection, const EventRewriter& rewriter,
             const FlowWindow* window, OutputFile* out, bool* first_event, SizeWarning* size,
-            EventRewriter::PidMap pid_of)
+            EventRewriter::PidMap pid_of, PftraceMergeWriter* pftrace)
       : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
-        first_event_(first_event), size_(size), pid_of_(std::move(pid_of)) {}
+        first_event_(first_event), size_(size), pid_of_(std::move(pid_of)), pftrace_(pftrace) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -136,6 +172,14 @@ class WritePass : public TraceVisitor {
     if ((phase == 's' || phase == 'f') && window_ != nullptr) {
       uint64_t key = 0;
       if (!FlowKeyOf(json, &key) || !window_->Contains(key)) return true;
+    }
+    if (pftrace_ != nullptr) {
+      // The protobuf writer puts flows on their slices (its plan pairs them) and orders the
+      // processes by rank itself.
+      // A process_name stands for the process_sort_index the JSON merge writes after it too.
+      if (pftrace_->Event(json)) written_ += phase == 'M' && StringField(json, "name") == "process_name" ? 2 : 1;
+      size_->Check(pftrace_->bytes_written());
+      return true;
     }
     line_.clear();
     rewriter_.Write(json, &line_);
@@ -176,6 +220,7 @@ class WritePass : public TraceVisitor {
   bool* first_event_;
   SizeWarning* size_;
   EventRewriter::PidMap pid_of_;
+  PftraceMergeWriter* pftrace_;
   std::string line_;
   uint64_t written_ = 0;
   Json footer_;
@@ -256,7 +301,7 @@ int RunMerge(const MergeOptions& options) {
   if (!options.quiet && !options.kinds && !selection.has_window() &&
       estimate > options.warn_bytes) {
     std::fprintf(stderr,
-                 "katrace-merge: warning: the merged trace will be about %s of JSON; Perfetto's "
+                 "katrace-merge: warning: the merged trace will be about %s (the inputs' size); Perfetto's "
                  "web UI struggles past a few hundred MB: narrow it with --ranks, --from/--to "
                  "or --kinds, or open it with trace_processor --httpd\n",
                  HumanBytes(estimate).c_str());
@@ -268,7 +313,22 @@ int RunMerge(const MergeOptions& options) {
     std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
     return 2;
   }
-  out.Write("{\"traceEvents\":[\n");
+  const bool protobuf = options.format == TraceFormat::kPerfetto;
+  std::unique_ptr<PftraceMergeWriter> pftrace;
+  if (protobuf) {
+    // Boot time at the merged start: the monotonic time of the input whose base it is (monotonic
+    // and boot time differ only by the time that machine slept).
+    int64_t boottime = 0;
+    for (const Input& input : kept) {
+      if (input.header.base_realtime_ns == base) {
+        boottime = input.header.base_monotonic_ns;
+        break;
+      }
+    }
+    pftrace = std::make_unique<PftraceMergeWriter>(&out, base, boottime);
+  } else {
+    out.Write("{\"traceEvents\":[\n");
+  }
   MergedFooter footer;
   bool first_event = true;
   SizeWarning size_warning{options.warn_bytes, options.quiet};
@@ -306,15 +366,24 @@ int RunMerge(const MergeOptions& options) {
     const int64_t offset = input.header.base_realtime_ns - base;
     EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of);
     FlowWindow window;
-    const bool pair_flows = selection.has_window() && selection.KeepsFlows();
-    if (pair_flows) {
+    FlowPlan plan;
+    const bool pair_flows = !protobuf && selection.has_window() && selection.KeepsFlows();
+    if (protobuf) {
+      if (selection.KeepsFlows()) {
+        FlowPlanPass pass(selection, rewriter, &plan);
+        ReadTrace(input.path, &pass, read_options);
+        plan.Seal();
+      }
+      pftrace->BeginInput(&rewriter, &plan);
+    } else if (pair_flows) {
       FlowWindowPass pass(selection, rewriter, &window);
       ReadTrace(input.path, &pass, read_options);
       window.Seal();
     }
     WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event,
-                   &size_warning, pid_of);
+                   &size_warning, pid_of, pftrace.get());
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
+    if (protobuf) pftrace->EndInput();
     if (read.problems > 0) {
       std::fprintf(stderr,
                    "katrace-merge: %s: warning: %s in the protobuf trace, the first at %s "
@@ -344,15 +413,27 @@ int RunMerge(const MergeOptions& options) {
                     pass.footer(), problem, pid_map);
     total_written += pass.written();
   }
-  out.Write("\n],\n" + footer.Render(base, options) + "}\n");
+  if (protobuf) {
+    pftrace->End(footer.Katrace(base, options));
+  } else {
+    out.Write("\n],\n" + footer.Render(base, options) + "}\n");
+  }
   if (!out.Commit(&error)) {
     std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
     return 2;
   }
   if (!options.quiet) {
-    std::fprintf(stderr, "katrace-merge: wrote %s: %s from %s, %s of JSON\n",
+    std::fprintf(stderr, "katrace-merge: wrote %s: %s from %s, %s of %s\n",
                  options.output.c_str(), Plural(total_written, "event").c_str(),
-                 Plural(kept.size(), "file").c_str(), HumanBytes(out.bytes_written()).c_str());
+                 Plural(kept.size(), "file").c_str(), HumanBytes(out.bytes_written()).c_str(),
+                 protobuf ? "Perfetto protobuf" : "JSON");
+    if (protobuf && pftrace->left_out() > 0) {
+      std::fprintf(stderr,
+                   "katrace-merge: %s not written: protobuf cannot hold them as katrace lays it "
+                   "out (metadata of another name, a flow whose slice is not kept, a counter "
+                   "that is not an integer)\n",
+                   Plural(pftrace->left_out(), "event").c_str());
+    }
   }
   return had_problems ? 1 : 0;
 }
