@@ -7,6 +7,10 @@ plugin=$build/libnccl-profiler-katrace.so
 out=$build/bench-out
 mkdir -p "$out"
 
+echo "## Instructions, locked operations and clock reads per callback of a sustained collective"
+"$build/test/test_hot_path_cost" --gtest_filter='*EveryCallback*' 2>/dev/null | sed -n '/one sustained collective/,/all 13/p'
+
+echo
 echo "## Callback cost through the exported ABI (median of 10 repetitions)"
 "$build/bench/plugin_callback_bench" "$plugin" --benchmark_repetitions=10 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true 2>&1 | grep -E '^Benchmark|_median|_stddev'
