@@ -323,18 +323,20 @@ ncclResult_t CoreStop(void* handle) {
   // Only the first stop of the current occupant counts: a double stop or a stale handle is ignored.
   bool last = false;
   if (!SlotState::StopAndRelease(&ref.slot->state, ref.fields.generation, &last)) return ncclSuccess;
-  // A KernelCh stopped right after its KernelChStop state takes that state's time.
-  const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_relaxed);
-  const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
   // The slot is still ours to read: its children hold it, or this thread completes it below.
   const bool recorded = ref.slot->recorded;
-  const uint64_t id = ref.slot->id;
+  const bool progress = s->watchdog_on && StopMeansProgress(ref.fields.kind);
   const uint64_t nvtx_range = ref.slot->nvtx_range;
-  if (s->watchdog_on && StopMeansProgress(ref.fields.kind)) s->watchdog.NoteProgress(ticks);
-  if (recorded) {
-    spool::StopBody body{id, ticks};
-    AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
-                 static_cast<uint16_t>(ref.fields.context), 0, body);
+  if (recorded || progress) {
+    // A KernelCh stopped right after its KernelChStop state takes that state's time.
+    const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_relaxed);
+    const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
+    if (progress) s->watchdog.NoteProgress(ticks);
+    if (recorded) {
+      spool::StopBody body{ref.slot->id, ticks};
+      AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
+                   static_cast<uint16_t>(ref.fields.context), 0, body);
+    }
   }
   if (nvtx_range != 0) s->nvtx.End(nvtx_range);
   if (last) Complete(s, ref.pool, ref.index, static_cast<uint16_t>(ref.fields.context), ref.fields.kind);

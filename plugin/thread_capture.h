@@ -28,7 +28,7 @@ extern __thread ThreadCapture t_capture __attribute__((tls_model("initial-exec")
 // when the session does not spool or the buffer budget is spent (said once).
 ThreadBuffer* AcquireBufferForThisThread(Session* s);
 
-inline ThreadBuffer* BufferForThisThread(Session* s) {
+__attribute__((always_inline)) inline ThreadBuffer* BufferForThisThread(Session* s) {
   if (__builtin_expect(t_capture.session_serial == s->serial, 1)) return t_capture.buffer;
   return AcquireBufferForThisThread(s);
 }

@@ -45,7 +45,8 @@ __attribute__((noinline)) inline uint8_t* ReserveRecordWhenFull(ThreadBuffer* b,
 
 // Room for |size| bytes in |b|, per the policy; nullptr when the record is dropped (counted
 // against |kind|, a Kind value: kCounterKinds covers them all, spool_format.h).
-inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind, const AppendPolicy& policy) {
+__attribute__((always_inline)) inline uint8_t* ReserveRecord(ThreadBuffer* b, uint16_t size, int kind,
+                                                             const AppendPolicy& policy) {
   uint8_t* p = b != nullptr ? b->Reserve(size) : nullptr;
   if (__builtin_expect(p != nullptr, 1)) return p;
   return ReserveRecordWhenFull(b, size, kind, policy);

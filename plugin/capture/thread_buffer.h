@@ -32,7 +32,7 @@ class ThreadBuffer {
 
   // Producer: room for |n| bytes (a multiple of 8, at most capacity / 4), or nullptr when the
   // consumer has not freed enough yet. Follow with Commit(n) before the next Reserve.
-  uint8_t* Reserve(uint64_t n) {
+  __attribute__((always_inline)) uint8_t* Reserve(uint64_t n) {
     uint64_t pos = head_local_;
     uint64_t offset = pos & mask_;
     uint64_t skip = offset + n > capacity_ ? capacity_ - offset : 0;
@@ -48,7 +48,7 @@ class ThreadBuffer {
     reserved_ = pos;
     return data_.get() + (pos & mask_);
   }
-  void Commit(uint64_t n) {
+  __attribute__((always_inline)) void Commit(uint64_t n) {
     head_local_ = reserved_ + n;
     head_.store(head_local_, std::memory_order_release);
   }
