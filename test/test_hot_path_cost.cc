@@ -8,6 +8,7 @@
 // reads, directly or through the vDSO's clock_gettime). Counts do not depend on the machine's
 // load, so the targets of the hot path are asserted here; timings stay in the benchmarks.
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ const char* const kCallbackNames[kCallbacks] = {
 
 struct CollectiveCost {
   uint64_t instructions[kCallbacks] = {};
+  uint64_t own_instructions = 0;  // of them, those in the plugin's own code (not libc's or the vDSO's)
   uint64_t locked[kCallbacks] = {};
   uint64_t clock_reads[kCallbacks] = {};
   int callbacks = 0;
@@ -111,9 +113,35 @@ Instruction Classify(const uint8_t* bytes) {
   _exit(0);
 }
 
+// The address ranges of the executable segments of the object that holds |symbol| (the child
+// was forked after the plugin was loaded, so it has the same ones).
+std::vector<std::pair<uint64_t, uint64_t>> CodeRanges(const void* symbol) {
+  struct Search {
+    uint64_t base;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  } search{0, {}};
+  Dl_info info;
+  if (dladdr(symbol, &info) == 0) return {};
+  search.base = reinterpret_cast<uint64_t>(info.dli_fbase);
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* data) {
+        auto* found = static_cast<Search*>(data);
+        if (object->dlpi_addr != found->base) return 0;  // a shared object's first segment is at 0
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& h = object->dlpi_phdr[i];
+          if (h.p_type != PT_LOAD || (h.p_flags & PF_X) == 0) continue;
+          const uint64_t from = object->dlpi_addr + h.p_vaddr;
+          found->ranges.emplace_back(from, from + h.p_memsz);
+        }
+        return 0;
+      },
+      &search);
+  return search.ranges;
+}
+
 class Tracer {
  public:
-  Tracer(pid_t child, const ncclProfiler_v6_t* p) : child_(child) {
+  Tracer(pid_t child, const ncclProfiler_v6_t* p) : child_(child), own_code_(CodeRanges(p)) {
     entries_[reinterpret_cast<uint64_t>(p->startEvent)] = true;
     entries_[reinterpret_cast<uint64_t>(p->stopEvent)] = true;
     entries_[reinterpret_cast<uint64_t>(p->recordEventState)] = true;
@@ -162,6 +190,7 @@ class Tracer {
       if (entry_sp == 0) continue;
       const int at = cost->callbacks - 1;
       ++cost->instructions[at];
+      for (const auto& range : own_code_) cost->own_instructions += range.first <= regs.rip && regs.rip < range.second;
       const Instruction what = ClassifyAt(regs.rip);
       cost->locked[at] += what == Instruction::kLocked;
       cost->clock_reads[at] += what == Instruction::kClockRead;
@@ -184,6 +213,7 @@ class Tracer {
   }
 
   pid_t child_;
+  std::vector<std::pair<uint64_t, uint64_t>> own_code_;
   std::unordered_map<uint64_t, bool> entries_;
   std::unordered_map<uint64_t, Instruction> kinds_;
 };
@@ -239,6 +269,7 @@ class HotPathCost : public ::testing::Test {
       };
       for (int i = 0; i < kCallbacks; ++i) row(kCallbackNames[i], m.instructions[i], m.locked[i], m.clock_reads[i]);
       row("all 13", m.TotalInstructions(), m.TotalLocked(), m.TotalClockReads());
+      printf("  of the instructions, %llu in the plugin's own code\n", static_cast<unsigned long long>(m.own_instructions));
       return m;
     }();
     return median;
@@ -296,6 +327,18 @@ TEST_F(HotPathCost, TheCollectiveTakesFourLockedOperations) {
   EXPECT_EQ(c.locked[10], 1u) << "KernelCh start: the hold on its Coll";
   EXPECT_EQ(c.locked[12], 2u) << "KernelCh stop: its own stop and its Coll's release";
   EXPECT_LE(c.TotalLocked(), 4u);
+}
+
+// A guard, not the goal: 1,567 instructions a collective when this was written (2,090 before the
+// masked-out parents lost their slots and the starts were made per kind), with GCC 12 at -O2 and
+// the TSC as the host clock. A change that adds work to every callback, or a helper the compiler
+// stops inlining, shows here first; BENCHMARKS.md tracks the counts. Only the plugin's own code is
+// held to it: where the clock is read through the vDSO, its instructions are the kernel's.
+TEST_F(HotPathCost, TheCollectiveStaysWithinItsInstructionBudget) {
+  const CollectiveCost c = Measure();
+  ASSERT_EQ(c.callbacks, kCallbacks);
+  ASSERT_GT(c.own_instructions, 0u) << "the plugin's code was not found";
+  EXPECT_LE(c.own_instructions, 1650u);
 }
 
 }  // namespace
