@@ -36,7 +36,7 @@ BENCH_BINS += $(BUILD)/bench/flight_rss_bench
 SPOOL_WRITER_BENCH_OBJS := $(BUILD)/obj/bench/spool_writer_bench.o $(BUILD)/obj/plugin/capture/spool_writer.o \
     $(BUILD)/obj/plugin/capture/spool_file.o $(BUILD)/obj/plugin/capture/block_frame.o \
     $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/crash_dump.o \
-    $(BUILD)/obj/plugin/capture/host_clock.o $(BUILD)/obj/plugin/logger.o
+    $(BUILD)/obj/plugin/capture/host_clock.o $(BUILD)/obj/plugin/logger.o $(BUILD)/obj/common/crc32.o
 $(BUILD)/bench/spool_writer_bench: $(SPOOL_WRITER_BENCH_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ -lz -llz4 -pthread

@@ -37,14 +37,14 @@ sources_of() {  # the sources of one target; the objects are shared, each source
     # The plugin's own sources, as plugin/module.mk builds the .so (PLUGIN_SRCS).
     plugin) echo plugin/*.cc plugin/capture/*.cc plugin/export/*.cc common/summary_table.cc \
       common/file_writer.cc common/output_file.cc common/busy_time.cc common/activity_summary.cc \
-      common/event_mask.cc common/duration.cc ;;
+      common/event_mask.cc common/duration.cc common/crc32.cc ;;
     fuzz_abi_stream) echo fuzz/fuzz_abi_stream.cc fuzz/abi_stream.cc ;;
     fuzz_trace_reader) echo fuzz/fuzz_trace_reader.cc fuzz/trace_reader_input.cc fuzz/bytes_file.cc \
       $tools_common $shared_common ;;
     # The export stage as tools/export/module.mk links it (EXPORT_LIB_OBJS).
     fuzz_spool_export) echo fuzz/fuzz_spool_export.cc fuzz/spool_export_input.cc plugin/export/*.cc \
       common/output_file.cc common/file_writer.cc common/summary_table.cc \
-      common/busy_time.cc common/activity_summary.cc ;;
+      common/busy_time.cc common/activity_summary.cc common/crc32.cc ;;
     fuzz_trace_tools) echo fuzz/fuzz_trace_tools.cc fuzz/trace_tools_input.cc fuzz/bytes_file.cc \
       $(ls tools/check/*.cc tools/stats/*.cc tools/merge/*.cc | grep -v /main.cc) $tools_common $shared_common ;;
   esac

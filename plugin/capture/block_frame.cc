@@ -9,17 +9,6 @@
 
 namespace katrace {
 
-uint32_t Crc32(uint32_t crc, const uint8_t* data, uint64_t n) {
-  // zlib takes at most 4 GiB - 1 per call.
-  while (n > 0) {
-    uInt chunk = n > (1u << 30) ? (1u << 30) : static_cast<uInt>(n);
-    crc = static_cast<uint32_t>(crc32(crc, data, chunk));
-    data += chunk;
-    n -= chunk;
-  }
-  return crc;
-}
-
 void Renumber(spool::BlockHeader* header, uint64_t sequence, uint32_t payload_crc) {
   header->sequence = sequence;
   header->crc32 = 0;

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "common/crc32.h"
 #include "katrace/spool_format.h"
 
 namespace katrace {
@@ -28,9 +29,6 @@ spool::BlockHeader RawBlockHeader(uint32_t stream, uint32_t os_tid, uint64_t seq
 // Gives |*header| a new sequence number and the CRC that goes with it, from the CRC of its
 // payload: no pass over the payload. Async-signal-safe (pure computation).
 void Renumber(spool::BlockHeader* header, uint64_t sequence, uint32_t payload_crc);
-
-// The CRC of |n| bytes (zlib crc32, continuing from |crc|). Async-signal-safe.
-uint32_t Crc32(uint32_t crc, const uint8_t* data, uint64_t n);
 
 }  // namespace katrace
 

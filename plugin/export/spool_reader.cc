@@ -5,8 +5,8 @@
 #include <lz4.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "common/crc32.h"
 #include "katrace/record_delta.h"
 
 namespace katrace {
@@ -125,9 +125,8 @@ bool SpoolReader::LoadBlock(const BlockRef& ref, bool verify, ByteBuffer* scratc
   if (verify) {
     // The CRC covers the header with its crc32 field zeroed, then the payload.
     h.crc32 = 0;
-    uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(&h), sizeof(h));
-    crc = crc32(crc, dst, ref.stored_bytes);
-    if (static_cast<uint32_t>(crc) != ref.crc32) {
+    const uint32_t crc = Crc32(Crc32(0, reinterpret_cast<const uint8_t*>(&h), sizeof(h)), dst, ref.stored_bytes);
+    if (crc != ref.crc32) {
       *reason = "bad block CRC";
       return false;
     }
