@@ -87,7 +87,7 @@ class ThreadBiasedFreeList {
     return shared_ready_.load(std::memory_order_acquire) ? shared_.ApproxSize() : 0;
   }
 
-  // Whether one thread still has the list to itself (for tests and the hot-path benchmark).
+  // Whether one thread still has the list to itself (for tests).
   bool owned() const { return !revoked_.load(std::memory_order_acquire); }
 
  private:
