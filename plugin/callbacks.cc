@@ -140,7 +140,7 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   EventSlot& slot = pool->slot(index);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
   slot.id = NextRecordId();
-  slot.parent_handle = nullptr;
+  slot.holds_parent = false;
   slot.nvtx_range = 0;
   slot.func = 0;
   slot.peer = 0;
@@ -161,7 +161,7 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   slot.task_mask.store((static_cast<uint64_t>(gen) << 40) | PackMask(mask, expected != 0), std::memory_order_relaxed);
   spool::StartBody start{slot.id, 0, ticks};
   bool took_announced = false;
-  flags |= AttachParent(&slot, kind, d->parentObj, parent, &start.parent_id, &took_announced);
+  flags |= AttachParent(&slot, kind, parent, &start.parent_id, &took_announced);
   CaptureTarget target{BufferForThisThread(s), &s->policy, &s->strings};
   if (kind == Kind::kColl || kind == Kind::kP2p) {
     const char* func = kind == Kind::kColl ? d->coll.func : d->p2p.func;
@@ -182,7 +182,7 @@ __attribute__((always_inline)) inline ncclResult_t StartTracked(Session* s, Cont
   // this child holds live, names it at completion.
   if (took_announced && !slot.recorded) {
     SlotRef p;
-    if (Resolve(s, slot.parent_handle, &p)) p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);
+    if (ResolveFields(s, slot.parent, &p)) p.slot->unrecorded_awaited.fetch_add(1, std::memory_order_relaxed);
   }
   slot.state.store(SlotState::Live(gen, expected), std::memory_order_release);
   *handle = EncodeHandle(ctx->index, kind, index, gen, outside);

@@ -38,7 +38,9 @@ struct EventSlot {
   // KernelCh: the host time of its KernelChStop state (0 before it), which its stop reuses: NCCL's
   // proxy reports the two back to back, and a second clock read would tell the export nothing.
   std::atomic<uint64_t> done_ticks{0};
-  void* parent_handle = nullptr;  // encoded handle whose hold this event owns, or null
+  // The parent whose hold this event owns, as its handle decoded (|holds_parent| false: none).
+  HandleFields parent{};
+  bool holds_parent = false;
   uint64_t id = 0;
   uint64_t nvtx_range = 0;
   uint32_t func = 0;      // interned func name, copied by KernelCh/KernelStep children

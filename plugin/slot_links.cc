@@ -25,6 +25,15 @@ bool WriteNotice(Session* s, const PendingNotice& n) {
                                      static_cast<int>(n.kind), n.context, 0, body);
 }
 
+// The export waits for every KernelCh a Coll/P2p announced; those dropped are named once, when
+// nothing can be added any more. Never dropped while the writer runs: without it the export
+// would write a complete Coll as incomplete. Cold: only when a child was dropped.
+__attribute__((noinline, cold)) void NameUnrecordedChildren(Session* s, const PendingNotice& notice) {
+  if (WriteNotice(s, notice)) return;
+  std::lock_guard<std::mutex> lock(s->notices_mu);
+  if (s->num_pending_notices < kMaxPendingNotices) s->pending_notices[s->num_pending_notices++] = notice;
+}
+
 }  // namespace
 
 void WritePendingNotices(Session* s) {
@@ -35,18 +44,10 @@ void WritePendingNotices(Session* s) {
 
 void Complete(Session* s, EventPool* pool, uint32_t index, uint16_t context, Kind kind) {
   EventSlot& slot = pool->slot(index);
-  // The export waits for every KernelCh a Coll/P2p announced; those dropped here are named once,
-  // when nothing can be added any more. Never dropped while the writer runs: without it the
-  // export would write a complete Coll as incomplete.
   const uint32_t unrecorded = slot.unrecorded_awaited.load(std::memory_order_relaxed);
-  if (unrecorded != 0 && slot.recorded && !WriteNotice(s, {slot.id, unrecorded, context, kind})) {
-    std::lock_guard<std::mutex> lock(s->notices_mu);
-    if (s->num_pending_notices < kMaxPendingNotices) {
-      s->pending_notices[s->num_pending_notices++] = {slot.id, unrecorded, context, kind};
-    }
-  }
+  if (unrecorded != 0 && slot.recorded) NameUnrecordedChildren(s, {slot.id, unrecorded, context, kind});
   SlotRef parent;
-  bool has_parent = slot.parent_handle != nullptr && Resolve(s, slot.parent_handle, &parent);
+  const bool has_parent = slot.holds_parent && ResolveFields(s, slot.parent, &parent);
   uint32_t gen = SlotState::Generation(slot.state.load(std::memory_order_relaxed));
   slot.tombstone.store((static_cast<uint64_t>(gen) << 40) | (slot.id & ((1ull << 40) - 1)), std::memory_order_release);
   slot.state.store(SlotState::Free(gen + 1), std::memory_order_release);

@@ -146,20 +146,21 @@ __attribute__((always_inline)) inline void ForgoAnnouncedChild(Session* s, void*
   ReleaseSlot(s, p);
 }
 
-// Links a new event to its parent (|parent|: the slot |parent_obj| resolved to, or null): takes a
-// hold on a live parent (so it cannot complete first) and copies what the child inherits, or, if
-// the parent already completed, keeps its record id from the slot's tombstone. Returns the
+// Links a new event to its parent (|parent|: the slot its parent handle resolved to, or null):
+// takes a hold on a live parent (so it cannot complete first) and copies what the child inherits,
+// or, if the parent already completed, keeps its record id from the slot's tombstone. Returns the
 // child's start flags (late or not).
 // |*took_announced|: the child took one of the KernelCh holds its parent announced.
-inline uint16_t AttachParent(EventSlot* child, Kind kind, void* parent_obj, const SlotRef* parent,
-                             uint64_t* parent_id, bool* took_announced) {
+inline uint16_t AttachParent(EventSlot* child, Kind kind, const SlotRef* parent, uint64_t* parent_id,
+                             bool* took_announced) {
   *parent_id = 0;
   *took_announced = false;
   if (parent == nullptr) return 0;
   const SlotRef& p = *parent;
   if (SlotState::TryHold(&p.slot->state, p.fields.generation, kind == Kind::kKernelCh, took_announced)) {
     *parent_id = p.slot->id;
-    child->parent_handle = parent_obj;
+    child->parent = p.fields;
+    child->holds_parent = true;
     child->func = p.slot->func;
     child->channel = p.slot->channel;
     child->peer = p.slot->peer;
