@@ -329,7 +329,7 @@ TEST_F(HotPathCost, TheCollectiveTakesFourLockedOperations) {
   EXPECT_LE(c.TotalLocked(), 4u);
 }
 
-// A guard, not the goal: 1,567 instructions a collective when this was written (2,090 before the
+// A guard, not the goal: 1,561 instructions a collective when this was written (2,090 before the
 // masked-out parents lost their slots and the starts were made per kind), with GCC 12 at -O2 and
 // the TSC as the host clock. A change that adds work to every callback, or a helper the compiler
 // stops inlining, shows here first; BENCHMARKS.md tracks the counts. Only the plugin's own code is
