@@ -118,7 +118,10 @@ bool Decoder::Packet(std::string_view bytes, uint64_t offset, PbPacket* out) {
         }
         break;
       case pf::packet::kTrackEvent:
-        if (!Want(f, pf::kLengthDelimited, "TracePacket.track_event") || !Event(f, &out->event.emplace())) {
+        // A second track_event replaces the first, as a second optional message would.
+        out->has_event = true;
+        out->event.Clear();
+        if (!Want(f, pf::kLengthDelimited, "TracePacket.track_event") || !Event(f, &out->event)) {
           return false;
         }
         break;
@@ -368,8 +371,30 @@ bool Decoder::Annotation(const ProtoField& field, PbAnnotation* out) {
 
 }  // namespace
 
+void PbEvent::Clear() {
+  type.reset();
+  track.reset();
+  name_iid.reset();
+  counter_value.reset();
+  name.reset();
+  category_iids.clear();
+  categories.clear();
+  annotations.clear();
+  flow_ids.clear();
+  terminating_flow_ids.clear();
+}
+
 bool DecodePacket(std::string_view bytes, uint64_t offset, PbPacket* packet, std::string* error) {
-  *packet = PbPacket();
+  // Field by field rather than |*packet = PbPacket()|, which would free the vectors' storage.
+  packet->timestamp.reset();
+  packet->clock.reset();
+  packet->sequence.reset();
+  packet->flags.reset();
+  packet->snapshot.reset();
+  packet->default_clock.reset();
+  packet->interned.clear();
+  packet->descriptor.reset();
+  packet->has_event = false;
   return Decoder(error).Packet(bytes, offset, packet);
 }
 

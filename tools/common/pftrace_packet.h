@@ -58,6 +58,8 @@ struct PbEvent {
   std::vector<std::string_view> categories;  // inline
   std::vector<PbAnnotation> annotations;
   std::vector<uint64_t> flow_ids, terminating_flow_ids;
+  // Empties it for the next packet, keeping the vectors' storage (no allocation per event).
+  void Clear();
 };
 
 struct PbPacket {
@@ -66,15 +68,19 @@ struct PbPacket {
   std::optional<uint64_t> default_clock;  // trace_packet_defaults.timestamp_clock_id
   std::vector<PbInterned> interned;
   std::optional<PbDescriptor> descriptor;
-  std::optional<PbEvent> event;
+  // The track event, when has_event. Not an optional: the one PbEvent is reused from packet to
+  // packet, so that its vectors keep their storage (a packet is one event, nearly always).
+  bool has_event = false;
+  PbEvent event;
   // Anything katrace reads (a packet of only unknown fields is a later version's).
   bool has_content() const {
-    return timestamp || snapshot || default_clock || !interned.empty() || descriptor || event;
+    return timestamp || snapshot || default_clock || !interned.empty() || descriptor || has_event;
   }
 };
 
 // Decodes the packet |bytes|, which start at byte |offset| of the file. False, with |*error|
-// naming the byte, when it does not decode.
+// naming the byte, when it does not decode. |*packet| is overwritten whole (its storage is
+// reused: pass the same one for each packet).
 bool DecodePacket(std::string_view bytes, uint64_t offset, PbPacket* packet, std::string* error);
 
 }  // namespace katrace::tools

@@ -439,11 +439,11 @@ bool PftraceReader::Packet(std::string_view bytes, uint64_t at, uint64_t body_at
   if (p.timestamp && !Time(p.clock.value_or(default_clock_), *p.timestamp, at, &ts_ns)) return false;
   InternedData(p.interned, at);
   if (p.descriptor && !Descriptor(*p.descriptor, at)) return false;
-  if (p.event) {
+  if (p.has_event) {
     if (!p.timestamp) {
       Problem(at, "track event without a timestamp; left out");
     } else if (ts_ns) {
-      return TrackEvent(*p.event, at, *ts_ns);
+      return TrackEvent(p.event, at, *ts_ns);
     }
   }
   return true;
