@@ -35,6 +35,7 @@ class ProtoFields {
 
  private:
   bool Varint(uint64_t* v, const char* what);
+  bool VarintSlow(uint64_t* v, const char* what);
   bool Fail(size_t at, const std::string& what);
 
   std::string_view message_;
