@@ -50,6 +50,15 @@ Json MicrosJson(int64_t ns) {
   return Json(std::strtod(NsToUsText(ns).c_str(), nullptr));
 }
 
+// An empty object with room for |members| members. Room matters: an object's members are pairs
+// whose key is const, so a vector growing past its room copies them, values and all, rather
+// than moving them.
+Json ObjectFor(size_t members) {
+  Json object = Json::object();
+  object.get_ref<Json::object_t&>().reserve(members);
+  return object;
+}
+
 // Appends a member without nlohmann's duplicate-key search (a hostile event may have many
 // args); as in the JSON reader's DOM, a duplicate stays and Field() reads the last.
 void Put(Json* object, std::string key, Json value) {
@@ -58,14 +67,14 @@ void Put(Json* object, std::string key, Json value) {
 
 // {KEY:VALUE}
 Json Object(const char* key, Json value) {
-  Json object = Json::object();
+  Json object = ObjectFor(1);
   Put(&object, key, std::move(value));
   return object;
 }
 
 // {"name":NAME,"ph":"M","pid":PID,"tid":TID,"args":ARGS}: JSON's metadata events.
 Json Metadata(const char* name, int64_t pid, uint64_t tid, Json args) {
-  Json event = Json::object();
+  Json event = ObjectFor(5);
   Put(&event, "name", name);
   Put(&event, "ph", "M");
   Put(&event, "pid", IntJson(pid));
@@ -754,7 +763,7 @@ void PftraceReader::NameAndCategory(const PbEvent& e, uint64_t at, Json* event, 
 // string value cannot be resolved is left out (reported); one of a value kind katrace does not
 // write, too (silently: a later version's).
 Json PftraceReader::Args(const PbEvent& e, uint64_t at, uint64_t* repaired) {
-  Json args = Json::object();
+  Json args = ObjectFor(e.annotations.size());
   for (const PbAnnotation& a : e.annotations) {
     Text key;
     if (a.name_iid) {
@@ -801,7 +810,7 @@ Json PftraceReader::Args(const PbEvent& e, uint64_t at, uint64_t* repaired) {
 
 bool PftraceReader::SliceBegin(const PbEvent& e, Track* track, uint64_t at, int64_t ts_ns) {
   uint64_t repaired = 0;
-  Json event = Json::object();
+  Json event = ObjectFor(8);  // name, cat, ph, pid, tid, ts, dur, args
   NameAndCategory(e, at, &event, &repaired);
   Put(&event, "ph", "X");
   Put(&event, "pid", IntJson(track->pid));
@@ -825,7 +834,7 @@ bool PftraceReader::SliceBegin(const PbEvent& e, Track* track, uint64_t at, int6
     flows_.erase(flow);
     state_bytes_ -= kEntryBytes;
     const auto end = [&](const char* ph, int64_t pid, uint64_t tid, int64_t ts) {
-      Json f = Json::object();
+      Json f = ObjectFor(8);  // name, cat, ph, bp (an "f"), id, pid, tid, ts
       Put(&f, "name", "launch");
       Put(&f, "cat", "flow");
       Put(&f, "ph", ph);
@@ -889,7 +898,7 @@ bool PftraceReader::Instant(const PbEvent& e, uint64_t at, int64_t ts_ns) {
     global_instant_since_ = true;
   }
   uint64_t repaired = 0;
-  Json event = Json::object();
+  Json event = ObjectFor(8);  // name, cat, ph, s, pid, tid, ts, args
   NameAndCategory(e, at, &event, &repaired);
   Put(&event, "ph", "i");
   Put(&event, "s", scope);
@@ -928,7 +937,7 @@ bool PftraceReader::FlushCounterGroup() {
   if (!group_.active) return !queue_.stopped();
   group_.active = false;
   group_.keys.clear();
-  Json event = Json::object();
+  Json event = ObjectFor(6);
   Put(&event, "name", std::move(group_.name));
   Put(&event, "ph", "C");
   Put(&event, "pid", IntJson(group_.pid));
