@@ -56,6 +56,14 @@ bool BeginOrderQueue::Add(HeldEvent held) {
 }
 
 HeldEvent* BeginOrderQueue::Find(uint64_t position) {
+  if (entries_.empty() || position < entries_.front().event.index) return nullptr;
+  // Until a compaction delivers events from the middle, the held positions are consecutive and
+  // the offset from the front is the place (a slice's end looks up its begin, for every slice);
+  // past such a gap, a search finds it.
+  const uint64_t offset = position - entries_.front().event.index;
+  if (offset < entries_.size() && entries_[offset].event.index == position) {
+    return &entries_[offset];
+  }
   auto it = std::lower_bound(entries_.begin(), entries_.end(), position,
                              [](const HeldEvent& e, uint64_t p) { return e.event.index < p; });
   return it != entries_.end() && it->event.index == position ? &*it : nullptr;

@@ -716,9 +716,10 @@ Track* PftraceReader::EventTrack(const PbEvent& e, uint64_t at, const char* what
     return nullptr;
   }
   const auto it = tracks_.find(*e.track);
-  const std::string which = std::string(what) + " on track " + std::to_string(*e.track);
+  // Built only for a problem: this runs for every event.
+  const auto which = [&] { return std::string(what) + " on track " + std::to_string(*e.track); };
   if (it == tracks_.end()) {
-    Problem(at, which + ", which no track descriptor before it declares; left out");
+    Problem(at, which() + ", which no track descriptor before it declares; left out");
     return nullptr;
   }
   Track& track = it->second;
@@ -727,7 +728,7 @@ Track* PftraceReader::EventTrack(const PbEvent& e, uint64_t at, const char* what
     const char* kind = track.kind == TrackKind::kProcess   ? "a process"
                        : track.kind == TrackKind::kCounter ? "a counter"
                                                            : "a slice";
-    Problem(at, which + ", " + kind + " track; left out");
+    Problem(at, which() + ", " + kind + " track; left out");
     return nullptr;
   }
   return &track;
@@ -748,7 +749,8 @@ void PftraceReader::NameAndCategory(const PbEvent& e, uint64_t at, Json* event, 
   std::string cat;
   bool has_cat = false;
   const auto add = [&](const Text& text) {
-    cat += (has_cat ? "," : "") + text.text;
+    if (has_cat) cat += ',';
+    cat += text.text;
     has_cat = true;
     *repaired += text.repaired;
   };
