@@ -16,8 +16,12 @@ class Decoder {
   bool Packet(std::string_view bytes, uint64_t offset, PbPacket* out);
 
  private:
-  // |f| has wire type |type|, or the decode fails naming |name| (the proto field).
-  bool Want(const ProtoField& f, pf::WireType type, const char* name);
+  // |f| has wire type |type|, or the decode fails naming |name| (the proto field). Inline: it
+  // runs for every field; the message is built out of line.
+  bool Want(const ProtoField& f, pf::WireType type, const char* name) {
+    return f.type == type || WrongType(f, type, name);
+  }
+  bool WrongType(const ProtoField& f, pf::WireType type, const char* name);
   // The walk ended at the end of its message (not on an error).
   bool Done(const ProtoFields& fields);
   bool Repeated(const ProtoField& f, pf::WireType type, const char* name, std::vector<uint64_t>* out);
@@ -33,8 +37,7 @@ class Decoder {
   std::string* error_;
 };
 
-bool Decoder::Want(const ProtoField& f, pf::WireType type, const char* name) {
-  if (f.type == type) return true;
+bool Decoder::WrongType(const ProtoField& f, pf::WireType type, const char* name) {
   *error_ = std::string(name) + " (field " + std::to_string(f.number) + ") at byte " +
             std::to_string(f.offset) + " has wire type " + WireTypeName(f.type) + ", not " +
             WireTypeName(type);
