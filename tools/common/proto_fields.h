@@ -57,22 +57,20 @@ class ProtoFields {
 // The wire type's name for messages ("varint", "length-delimited", ...).
 const char* WireTypeName(uint32_t type);
 
-// Nearly every varint of a katrace trace is one or two bytes (tags, iids, lengths, deltas of
-// clock 64): those are read here with one bound check. The rest, those within two bytes of the
-// end of their message, and every error go to VarintSlow.
+// Nearly every varint of a katrace trace is one or two bytes (tags, iids, lengths, small
+// values): those are read here. Longer ones and every error go to VarintSlow.
 bool ProtoFields::Varint(uint64_t* v, const char* what) {
-  if (message_.size() - pos_ >= 2) {
-    const uint8_t* p = data() + pos_;
-    if (p[0] < 0x80) {
-      *v = p[0];
-      pos_ += 1;
-      return true;
-    }
-    if (p[1] < 0x80) {
-      *v = uint64_t{p[0] & 0x7fu} | uint64_t{p[1]} << 7;
-      pos_ += 2;
-      return true;
-    }
+  const size_t left = message_.size() - pos_;
+  const uint8_t* p = data() + pos_;
+  if (left >= 1 && p[0] < 0x80) {
+    *v = p[0];
+    pos_ += 1;
+    return true;
+  }
+  if (left >= 2 && p[1] < 0x80) {
+    *v = uint64_t{p[0] & 0x7fu} | uint64_t{p[1]} << 7;
+    pos_ += 2;
+    return true;
   }
   return VarintSlow(v, what);
 }
