@@ -60,9 +60,12 @@ Json ObjectFor(size_t members) {
 }
 
 // Appends a member without nlohmann's duplicate-key search (a hostile event may have many
-// args); as in the JSON reader's DOM, a duplicate stays and Field() reads the last.
-void Put(Json* object, std::string key, Json value) {
-  object->get_ref<Json::object_t&>().emplace_back(std::move(key), std::move(value));
+// args); as in the JSON reader's DOM, a duplicate stays and Field() reads the last. The value is
+// made in its place from whatever makes it (a number, a string, another Json), not made and
+// then moved there.
+template <typename Value>
+void Put(Json* object, std::string key, Value&& value) {
+  object->get_ref<Json::object_t&>().emplace_back(std::move(key), std::forward<Value>(value));
 }
 
 // {KEY:VALUE}
