@@ -769,14 +769,16 @@ void PftraceReader::NameAndCategory(const PbEvent& e, uint64_t at, Json* event, 
 // write, too (silently: a later version's).
 Json PftraceReader::Args(const PbEvent& e, uint64_t at, uint64_t* repaired) {
   Json args = ObjectFor(e.annotations.size());
+  Text inline_key;
   for (const PbAnnotation& a : e.annotations) {
-    Text key;
+    // The key is copied once, into the member (not first into a Text of its own).
+    const Text* key = nullptr;
     if (a.name_iid) {
-      const Text* text = Interned(PbTable::kArgNames, *a.name_iid, at);
-      if (text == nullptr) continue;
-      key = *text;
+      key = Interned(PbTable::kArgNames, *a.name_iid, at);
+      if (key == nullptr) continue;
     } else if (a.name) {
-      key = Repaired(*a.name);
+      inline_key = Repaired(*a.name);
+      key = &inline_key;
     } else {
       Problem(at, "debug annotation without a name; left out");
       continue;
@@ -807,8 +809,8 @@ Json PftraceReader::Args(const PbEvent& e, uint64_t at, uint64_t* repaired) {
         break;
       }
     }
-    *repaired += key.repaired;
-    Put(&args, std::move(key.text), std::move(value));
+    *repaired += key->repaired;
+    Put(&args, key->text, std::move(value));
   }
   return args;
 }
