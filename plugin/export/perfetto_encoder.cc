@@ -14,6 +14,14 @@ namespace pf = pftrace;
 
 namespace {
 
+// A cache slot for the bytes at |p| (|salt| tells apart what starts there): the address is
+// multiplied and its high bits kept, since literals packed one after another differ only in their
+// low bits (shifting the address and xoring the length mapped "func" and "count" to one slot).
+size_t CacheSlot(const char* p, size_t salt, size_t slots) {
+  const uint64_t h = (reinterpret_cast<uintptr_t>(p) + salt) * 0x9e3779b97f4a7c15ull;
+  return static_cast<size_t>(h >> 32) & (slots - 1);
+}
+
 bool AllAscii(std::string_view s) {
   for (char c : s) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
@@ -179,13 +187,15 @@ uint64_t PerfettoEncoder::CounterTrack(std::string_view name, std::string_view k
 }
 
 uint64_t PerfettoEncoder::Intern(Table table, std::string_view s) {
-  // FNV-1a of the bytes: the strings are short (names, keys, function names), and a hit then
-  // costs one compare. The cache is keyed by content, not address: the layout builds some names
-  // in buffers it reuses.
-  uint64_t h = 14695981039346656037ull ^ table;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  CacheEntry& c = cache_[(h ^ (h >> 29)) & (kCacheSize - 1)];
-  if (c.hash == h && c.text.size() == s.size() && memcmp(c.text.data(), s.data(), s.size()) == 0) return c.iid;
+  // The cache is keyed by where the bytes are: the strings come from a few places that hold the
+  // same text call after call (literals, the spool's string table, the layout's name buffers), so
+  // a hit costs a pointer compare and a short memcmp, not a hash of the bytes. The bytes are
+  // still compared, since the layout reuses some of its buffers for other names.
+  CacheEntry& c = cache_[CacheSlot(s.data(), s.size() * kTables + table, kCacheSize)];
+  if (c.ptr == s.data() && c.text.size() == s.size() && c.table == table &&
+      memcmp(c.text.data(), s.data(), s.size()) == 0) {
+    return c.iid;
+  }
   // The tables hold well-formed UTF-8 (the JSON encoder replaces the same bytes the same way).
   std::string_view text = s;
   if (!AllAscii(s)) {
@@ -207,11 +217,7 @@ uint64_t PerfettoEncoder::Intern(Table table, std::string_view s) {
     entry_.String(pf::interned::kName, found->first);
     interned_.Message(kField[table], entry_);
   }
-  if (text.data() == s.data()) {  // a repaired string is looked up again, not cached as given
-    c.hash = h;
-    c.text = found->first;
-    c.iid = found->second;
-  }
+  if (text.data() == s.data()) c = CacheEntry{s.data(), table, found->first, found->second};  // not a repaired one
   return found->second;
 }
 
@@ -228,7 +234,7 @@ uint64_t PerfettoEncoder::InternHex(uint64_t v) {
 // The iid of an argument's key. Keys are literals or kKindInfo names (trace_encoder.h): the same
 // address always holds the same text, so the address alone finds it.
 uint64_t PerfettoEncoder::ArgNameIid(std::string_view key) {
-  KeyEntry& k = key_cache_[(reinterpret_cast<uintptr_t>(key.data()) >> 2 ^ key.size()) & (kKeyCacheSize - 1)];
+  KeyEntry& k = key_cache_[CacheSlot(key.data(), key.size(), kKeyCacheSize)];
   if (k.ptr == key.data() && k.size == key.size() && k.iid != 0) return k.iid;
   const uint64_t iid = Intern(kArgNames, key);
   k = KeyEntry{key.data(), key.size(), iid};

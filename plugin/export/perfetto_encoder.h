@@ -109,9 +109,11 @@ class PerfettoEncoder : public TraceEncoder {
   // The interned strings, in stable storage, and per table a map from their text to their iid.
   std::deque<std::string> strings_;
   std::unordered_map<std::string_view, uint64_t> tables_[kTables];
-  // A direct-mapped front of the tables, keyed by the bytes' hash (and the table).
+  // A direct-mapped front of the tables, keyed by the address of the bytes looked up (and the
+  // table), their text compared on a hit.
   struct CacheEntry {
-    uint64_t hash = 0;
+    const char* ptr = nullptr;
+    Table table = kEventNames;
     std::string_view text;
     uint64_t iid = 0;
   };
