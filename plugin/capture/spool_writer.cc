@@ -185,6 +185,9 @@ void SpoolWriter::Orphan(ThreadBuffer* buffer) {
 
 void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
   uint64_t n = b->Take(scratch_.get());
+  // The records are in scratch_ now: their thread may write over them while they are compressed
+  // and written, rather than wait for the file.
+  b->Release();
   // Due at a quarter full, found at half or more: the writer has fallen behind this thread, and
   // compressing (the writer's largest cost) would soon make its callbacks wait. The block goes
   // out uncompressed: the spool grows, the job is not slowed. Not in flight mode, where the
@@ -197,7 +200,6 @@ void SpoolWriter::MoveBuffer(ThreadBuffer* b) {
     uncompressed_bytes_.fetch_add(n, std::memory_order_relaxed);
     uncompressed_blocks_.fetch_add(1, std::memory_order_release);
   }
-  b->Release();
 }
 
 void SpoolWriter::MoveBuffers(bool all) {
