@@ -7,6 +7,7 @@
 
 #include "tools/common/dom_builder.h"
 #include "tools/common/gz_input.h"
+#include "tools/common/json_dismantle.h"
 #include "tools/common/json_stream_parser.h"
 #include "tools/common/pftrace_reader.h"
 #include "tools/common/plural.h"
@@ -167,7 +168,9 @@ class TraceSax : public nlohmann::json_sax<Json> {
       event_.json = std::move(builder_.root());
       event_.repaired_strings = RepairedSoFar() - event_.repaired_strings;
       ++delivered_;
-      if (!visitor_->OnEvent(event_)) {
+      const bool go_on = visitor_->OnEvent(event_);
+      Dismantle(&event_.json, kEventDismantleDepth);  // it is not used again
+      if (!go_on) {
         stopped_ = true;
         return false;
       }
