@@ -23,15 +23,15 @@ class TraceSax : public nlohmann::json_sax<Json> {
   // The parser's count of repaired strings, read when an event completes.
   void set_repaired_counter(const JsonStreamParser* parser) { parser_ = parser; }
 
-  bool null() override { return Scalar(Json(nullptr)); }
-  bool boolean(bool value) override { return Scalar(Json(value)); }
-  bool number_integer(number_integer_t value) override { return Scalar(Json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Scalar(Json(value)); }
+  bool null() override { return Scalar(nullptr); }
+  bool boolean(bool value) override { return Scalar(value); }
+  bool number_integer(number_integer_t value) override { return Scalar(value); }
+  bool number_unsigned(number_unsigned_t value) override { return Scalar(value); }
   bool number_float(number_float_t value, const string_t& /*text*/) override {
-    return Scalar(Json(value));
+    return Scalar(value);
   }
-  bool string(string_t& value) override { return Scalar(Json(std::move(value))); }
-  bool binary(binary_t& /*value*/) override { return Scalar(Json(nullptr)); }
+  bool string(string_t& value) override { return Scalar(std::move(value)); }
+  bool binary(binary_t& /*value*/) override { return Scalar(nullptr); }
 
   bool key(string_t& key) override {
     if (!WithinLimit()) return false;
@@ -86,10 +86,12 @@ class TraceSax : public nlohmann::json_sax<Json> {
     return false;
   }
 
-  bool Scalar(Json&& value) {
+  // |value| is what the Json is made from, in place in its container.
+  template <typename T>
+  bool Scalar(T&& value) {
     if (!WithinLimit()) return false;
     if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
-      builder_.Value(std::move(value));
+      builder_.Value(std::forward<T>(value));
     } else if (capture_ == Capture::kNone) {
       if (AtEventLevel()) {
         visitor_->OnNonObjectEvent(next_index_++, input_->CurrentLine());
