@@ -3,6 +3,7 @@
 // token buffer that is the only thing growing with the input, up to its cap.
 #include "tools/common/json_stream_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <vector>
@@ -97,6 +98,23 @@ JsonParseStatus JsonStreamParser::ReadString() {
   bool non_ascii = false;
   bool repaired = false;
   for (;;) {
+    // The run of plain bytes ahead in the buffer, up to the cap, is appended at once; the byte
+    // that ends it (a quote, an escape, a control byte, the cap, the buffer's end) is taken
+    // below, one at a time as before, so every outcome and message is the same.
+    const char* const run = in_->buffered();
+    const size_t cap = limits_.max_string_bytes;
+    const size_t room = token_.size() < cap ? cap - token_.size() : 0;  // escapes may pass it
+    const char* const run_end = run + std::min(in_->buffered_size(), room);
+    const char* p = run;
+    unsigned char high = 0;
+    while (p < run_end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) {
+      high |= static_cast<unsigned char>(*p++);
+    }
+    if (p != run) {
+      non_ascii |= high >= 0x80;
+      token_.append(run, p);
+      in_->Consume(static_cast<size_t>(p - run));
+    }
     const int c = Get();
     if (c == kEof) return JsonParseStatus::kEndOfInput;
     if (c == '"') break;
