@@ -17,6 +17,11 @@ constexpr int kEof = std::char_traits<char>::eof();
 
 bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
+// What a number token is made of; IsJsonNumber then checks their order.
+bool IsNumberChar(int c) {
+  return IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
 int HexValue(int c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -112,7 +117,7 @@ JsonParseStatus JsonStreamParser::ReadString() {
     }
     if (p != run) {
       non_ascii |= high >= 0x80;
-      token_.append(run, p);
+      token_.append(run, static_cast<size_t>(p - run));
       in_->Consume(static_cast<size_t>(p - run));
     }
     const int c = Get();
@@ -193,9 +198,20 @@ JsonParseStatus JsonStreamParser::ReadString() {
 }
 
 JsonParseStatus JsonStreamParser::ReadNumber(int first) {
-  token_.assign(1, static_cast<char>(first));
-  for (int c = Peek(); IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
-       c = Peek()) {
+  token_.clear();
+  token_.push_back(static_cast<char>(first));
+  // The number's characters ahead in the buffer, up to the cap, are appended at once; one that
+  // spans two buffers, or goes past the cap, goes on below a byte at a time as before.
+  const size_t cap = limits_.max_number_bytes;
+  const char* const run = in_->buffered();
+  const char* const run_end = run + std::min(in_->buffered_size(), cap > 1 ? cap - 1 : 0);
+  const char* p = run;
+  while (p < run_end && IsNumberChar(static_cast<unsigned char>(*p))) ++p;
+  if (p != run) {
+    token_.append(run, static_cast<size_t>(p - run));
+    in_->Consume(static_cast<size_t>(p - run));
+  }
+  for (int c = Peek(); IsNumberChar(c); c = Peek()) {
     if (token_.size() >= limits_.max_number_bytes) {
       return Fail(JsonParseStatus::kLimit, "a number longer than " +
                                                std::to_string(limits_.max_number_bytes) +
@@ -225,7 +241,11 @@ JsonParseStatus JsonStreamParser::ReadNumber(int first) {
       }
     }
   }
-  const double v = std::strtod(token_.c_str(), nullptr);
+  // from_chars rounds as strtod does (both to the nearest double) at a fraction of its cost;
+  // past double's range it gives up, and strtod's infinity or zero is what nlohmann would give.
+  double v = 0;
+  const auto r = std::from_chars(begin, end, v);
+  if (r.ec != std::errc() || r.ptr != end) v = std::strtod(token_.c_str(), nullptr);
   return sax_->number_float(v, token_) ? JsonParseStatus::kOk : JsonParseStatus::kStopped;
 }
 
