@@ -75,11 +75,16 @@ class TraceSax : public nlohmann::json_sax<Json> {
 
   // An event or footer is held as a DOM while it is read, so its size is what bounds memory;
   // the caps are far above anything katrace writes (an event is a few hundred bytes).
+  // It runs at every token: the message is built in a function of its own, so that this one
+  // needs no frame for it.
   bool WithinLimit() {
     if (capture_ != Capture::kEvent && capture_ != Capture::kOtherData) return true;
     const uint64_t cap = capture_ == Capture::kEvent ? options_.max_event_bytes
                                                      : options_.max_other_data_bytes;
-    if (input_->bytes_read() - capture_start_byte_ <= cap) return true;
+    return input_->bytes_read() - capture_start_byte_ <= cap || OverLimit(cap);
+  }
+
+  [[gnu::cold]] bool OverLimit(uint64_t cap) {
     limit_error_ = std::string(capture_ == Capture::kEvent ? "event #" + std::to_string(event_.index)
                                                            : std::string("otherData")) +
                    " is larger than " + std::to_string(cap >> 20) + " MiB (the limit)";
