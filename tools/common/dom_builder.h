@@ -1,12 +1,14 @@
 // Builds one JSON value (a Json DOM) from SAX calls: the trace reader keeps one event or the
 // footer at a time this way, and the protobuf reader its embedded JSON texts.
-// An open container's members are gathered in a vector of the builder's own, kept from one
-// value to the next, and the container is made at its end with room for exactly them: an
-// ordered_json member's key is const, so an object that grew one member at a time copied its
-// members (args and all) each time its vector grew, instead of moving them.
+// An open container is filled in a vector of its level's, which its Json then takes over whole
+// (a swap, not a move of each member): an ordered_json member's key is const, so copying is all
+// that the vector of an object can do with its members when it grows, args and all. A level
+// therefore starts with room for the most members it has seen, and grows by hand when that is
+// not enough, moving each value.
 #ifndef KATRACE_TOOLS_COMMON_DOM_BUILDER_H_
 #define KATRACE_TOOLS_COMMON_DOM_BUILDER_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -18,16 +20,9 @@ namespace katrace::tools {
 
 class DomBuilder {
  public:
-  // Also gives back the room a large value left in the gathering vectors.
   void Reset() {
     root_ = Json();
     depth_ = 0;
-    for (Level& level : levels_) {
-      if (level.members.capacity() > kKeptCapacity) {
-        std::vector<std::pair<std::string, Json>>().swap(level.members);
-      }
-      if (level.elements.capacity() > kKeptCapacity) std::vector<Json>().swap(level.elements);
-    }
   }
   void StartObject() { Open(true); }
   void StartArray() { Open(false); }
@@ -35,17 +30,10 @@ class DomBuilder {
     Level& level = levels_[--depth_];
     Json value(level.is_object ? Json::value_t::object : Json::value_t::array);
     if (level.is_object) {
-      auto& members = value.get_ref<Json::object_t&>();
-      members.reserve(level.members.size());
-      for (auto& [key, member] : level.members) {
-        members.emplace_back(std::move(key), std::move(member));
-      }
-      level.members.clear();
+      level.room = std::max(level.room, std::min(level.members.size(), kMaxRoom));
+      value.get_ref<Json::object_t&>().swap(level.members);
     } else {
-      auto& elements = value.get_ref<Json::array_t&>();
-      elements.reserve(level.elements.size());
-      for (Json& element : level.elements) elements.push_back(std::move(element));
-      level.elements.clear();
+      value.get_ref<Json::array_t&>().swap(level.elements);
     }
     Place(std::move(level.key), std::move(value));
   }
@@ -62,18 +50,27 @@ class DomBuilder {
     bool is_object = false;
     std::string key;  // its key in the enclosing object
     // Duplicate keys stay, in order; Field() reads the last one, as a DOM parser would.
-    std::vector<std::pair<std::string, Json>> members;
-    std::vector<Json> elements;
+    Json::object_t members;
+    Json::array_t elements;
+    size_t room = 0;  // the most members an object at this level has had, up to kMaxRoom
   };
 
-  // Past this many members, a level's vector is not kept for the next value.
-  static constexpr size_t kKeptCapacity = 4096;
+  // A level's starting room is no larger than this (a larger object grows by hand).
+  static constexpr size_t kMaxRoom = 64;
 
   void Open(bool is_object) {
     if (depth_ == levels_.size()) levels_.emplace_back();
     Level& level = levels_[depth_++];
     level.is_object = is_object;
     level.key = std::move(key_);
+    if (is_object) level.members.reserve(level.room);
+  }
+
+  static void Grow(Json::object_t* members) {
+    Json::object_t bigger;
+    bigger.reserve(std::max<size_t>(8, 2 * members->size()));
+    for (auto& [key, value] : *members) bigger.emplace_back(key, std::move(value));
+    members->swap(bigger);
   }
 
   // The value is made in place in its parent (or the root), from |value|.
@@ -85,6 +82,7 @@ class DomBuilder {
     }
     Level& parent = levels_[depth_ - 1];
     if (parent.is_object) {
+      if (parent.members.size() == parent.members.capacity()) Grow(&parent.members);
       parent.members.emplace_back(std::move(key), std::forward<T>(value));
     } else {
       parent.elements.emplace_back(std::forward<T>(value));
