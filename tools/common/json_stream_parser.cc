@@ -15,12 +15,27 @@ namespace {
 
 constexpr int kEof = std::char_traits<char>::eof();
 
-bool IsDigit(int c) { return c >= '0' && c <= '9'; }
+constexpr bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
 // What a number token is made of; IsJsonNumber then checks their order.
-bool IsNumberChar(int c) {
+constexpr bool IsNumberChar(int c) {
   return IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
 }
+
+// By byte: true where a string holds the byte as it is (not a quote, a backslash or a control
+// byte), and where a number token goes on; a table, as the scans below run for every byte.
+struct ByteClasses {
+  bool plain_in_string[256];
+  bool in_number[256];
+};
+constexpr ByteClasses kBytes = [] {
+  ByteClasses t{};
+  for (int c = 0; c < 256; ++c) {
+    t.plain_in_string[c] = c >= 0x20 && c != '"' && c != '\\';
+    t.in_number[c] = IsNumberChar(c);
+  }
+  return t;
+}();
 
 int HexValue(int c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -112,7 +127,7 @@ JsonParseStatus JsonStreamParser::ReadString() {
     const char* const run_end = run + std::min(in_->buffered_size(), room);
     const char* p = run;
     unsigned char high = 0;
-    while (p < run_end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) {
+    while (p < run_end && kBytes.plain_in_string[static_cast<unsigned char>(*p)]) {
       high |= static_cast<unsigned char>(*p++);
     }
     if (p != run) {
@@ -206,7 +221,7 @@ JsonParseStatus JsonStreamParser::ReadNumber(int first) {
   const char* const run = in_->buffered();
   const char* const run_end = run + std::min(in_->buffered_size(), cap > 1 ? cap - 1 : 0);
   const char* p = run;
-  while (p < run_end && IsNumberChar(static_cast<unsigned char>(*p))) ++p;
+  while (p < run_end && kBytes.in_number[static_cast<unsigned char>(*p)]) ++p;
   if (p != run) {
     token_.append(run, static_cast<size_t>(p - run));
     in_->Consume(static_cast<size_t>(p - run));
