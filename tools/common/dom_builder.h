@@ -20,9 +20,13 @@ namespace katrace::tools {
 
 class DomBuilder {
  public:
+  // Also drops what a value left unfinished (a parse stopped inside it) left in its levels.
   void Reset() {
     root_ = Json();
-    depth_ = 0;
+    for (; depth_ > 0; --depth_) {
+      levels_[depth_ - 1].members.clear();
+      levels_[depth_ - 1].elements.clear();
+    }
   }
   void StartObject() { Open(true); }
   void StartArray() { Open(false); }
@@ -66,6 +70,7 @@ class DomBuilder {
     if (is_object) level.members.reserve(level.room);
   }
 
+  // Copies each key (short, and mostly in the string itself) but moves each value.
   static void Grow(Json::object_t* members) {
     Json::object_t bigger;
     bigger.reserve(std::max<size_t>(8, 2 * members->size()));

@@ -257,7 +257,7 @@ JsonParseStatus JsonStreamParser::ReadNumber(int first) {
     }
   }
   // from_chars rounds as strtod does (both to the nearest double) at a fraction of its cost;
-  // past double's range it gives up, and strtod's infinity or zero is what nlohmann would give.
+  // past double's range it gives up, and strtod gives what it gave before (an infinity, a zero).
   double v = 0;
   const auto r = std::from_chars(begin, end, v);
   if (r.ec != std::errc() || r.ptr != end) v = std::strtod(token_.c_str(), nullptr);
