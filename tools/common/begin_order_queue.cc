@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "tools/common/json_dismantle.h"
+
 namespace katrace::tools {
 namespace {
 
@@ -25,34 +27,13 @@ uint64_t ApproxBytes(const Json& value) {
   return bytes;
 }
 
-// Empties |value|'s containers from the innermost out, to |depth| levels. nlohmann's destructor
-// of an object or array first moves each member onto a heap stack of its own (so that no nesting
-// can overflow the call stack): an allocation and a move per member for each of the two objects
-// of every event. Emptied bottom-up, each container it destroys is empty. What is deeper than
-// |depth| is left to it.
-void Dismantle(Json* value, int depth) {
-  if (depth == 0) return;
-  if (value->is_object()) {
-    auto& members = value->get_ref<Json::object_t&>();
-    for (auto& member : members) Dismantle(&member.second, depth - 1);
-    members.clear();
-  } else if (value->is_array()) {
-    auto& elements = value->get_ref<Json::array_t&>();
-    for (Json& element : elements) Dismantle(&element, depth - 1);
-    elements.clear();
-  }
-}
-
-// An event's args hold scalars (katrace's identity, in process_name, one level more).
-constexpr int kDismantleDepth = 4;
-
 }  // namespace
 
 bool BeginOrderQueue::Deliver(HeldEvent* held) {
   held_bytes_ -= held->bytes;
   ++delivered_;
   if (!visitor_->OnEvent(held->event)) stopped_ = true;
-  Dismantle(&held->event.json, kDismantleDepth);  // it is not used again
+  Dismantle(&held->event.json, kEventDismantleDepth);  // it is not used again
   return !stopped_;
 }
 

@@ -69,19 +69,15 @@ uint64_t GzInput::CurrentLine() {
   return newlines_ + 1;
 }
 
-int GzInput::SkipBlanksAndPeek() {
+int GzInput::SkipBlanksAndPeekSlow() {
   for (;;) {
     char* p = gptr();
     char* const end = egptr();
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    while (p < end && IsBlank(*p)) ++p;
     setg(eback(), p, end);
     if (p < end) return traits_type::to_int_type(*p);
     if (traits_type::eq_int_type(underflow(), traits_type::eof())) return traits_type::eof();
   }
-}
-
-uint64_t GzInput::bytes_read() const {
-  return bytes_before_buffer_ + static_cast<uint64_t>(gptr() - eback());
 }
 
 uint64_t GzInput::file_offset() const {

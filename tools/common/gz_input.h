@@ -37,12 +37,25 @@ class GzInput : public std::streambuf {
 
   // Consumes JSON blanks (space, tab, CR, LF) straight from the buffer and returns the next
   // byte unconsumed, or EOF: a file of gigabytes of blanks then costs what inflating it costs.
-  int SkipBlanksAndPeek();
+  // Inline for the common case of a token right there (katrace writes no blanks in an event).
+  int SkipBlanksAndPeek() {
+    if (gptr() < egptr() && !IsBlank(*gptr())) return traits_type::to_int_type(*gptr());
+    return SkipBlanksAndPeekSlow();
+  }
+
+  // The bytes in the buffer not consumed yet (maybe none), for a parser that scans a token in
+  // place instead of a byte at a time; Consume(n) takes the first n of them.
+  const char* buffered() const { return gptr(); }
+  size_t buffered_size() const { return static_cast<size_t>(egptr() - gptr()); }
+  void Consume(size_t n) { setg(eback(), gptr() + n, egptr()); }
 
   // 1-based line of the next unread byte. Amortised O(1): each byte is counted once.
   uint64_t CurrentLine();
-  // Uncompressed bytes handed to the reader so far.
-  uint64_t bytes_read() const;
+  // Uncompressed bytes handed to the reader so far (inline: the trace reader checks its caps
+  // with it at every token).
+  uint64_t bytes_read() const {
+    return bytes_before_buffer_ + static_cast<uint64_t>(gptr() - eback());
+  }
   // Position in the file on disk (compressed bytes for gzip), for progress.
   uint64_t file_offset() const;
   uint64_t file_size() const { return file_size_; }
@@ -60,6 +73,8 @@ class GzInput : public std::streambuf {
   int_type underflow() override;
 
  private:
+  static bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  int SkipBlanksAndPeekSlow();
   void CountLinesUpTo(const char* end);
 
   gzFile file_ = nullptr;

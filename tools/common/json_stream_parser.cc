@@ -3,6 +3,7 @@
 // token buffer that is the only thing growing with the input, up to its cap.
 #include "tools/common/json_stream_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <vector>
@@ -14,7 +15,27 @@ namespace {
 
 constexpr int kEof = std::char_traits<char>::eof();
 
-bool IsDigit(int c) { return c >= '0' && c <= '9'; }
+constexpr bool IsDigit(int c) { return c >= '0' && c <= '9'; }
+
+// What a number token is made of; IsJsonNumber then checks their order.
+constexpr bool IsNumberChar(int c) {
+  return IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
+// By byte: true where a string holds the byte as it is (not a quote, a backslash or a control
+// byte), and where a number token goes on; a table, as the scans below run for every byte.
+struct ByteClasses {
+  bool plain_in_string[256];
+  bool in_number[256];
+};
+constexpr ByteClasses kBytes = [] {
+  ByteClasses t{};
+  for (int c = 0; c < 256; ++c) {
+    t.plain_in_string[c] = c >= 0x20 && c != '"' && c != '\\';
+    t.in_number[c] = IsNumberChar(c);
+  }
+  return t;
+}();
 
 int HexValue(int c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -97,6 +118,23 @@ JsonParseStatus JsonStreamParser::ReadString() {
   bool non_ascii = false;
   bool repaired = false;
   for (;;) {
+    // The run of plain bytes ahead in the buffer, up to the cap, is appended at once; the byte
+    // that ends it (a quote, an escape, a control byte, the cap, the buffer's end) is taken
+    // below, one at a time as before, so every outcome and message is the same.
+    const char* const run = in_->buffered();
+    const size_t cap = limits_.max_string_bytes;
+    const size_t room = token_.size() < cap ? cap - token_.size() : 0;  // escapes may pass it
+    const char* const run_end = run + std::min(in_->buffered_size(), room);
+    const char* p = run;
+    unsigned char high = 0;
+    while (p < run_end && kBytes.plain_in_string[static_cast<unsigned char>(*p)]) {
+      high |= static_cast<unsigned char>(*p++);
+    }
+    if (p != run) {
+      non_ascii |= high >= 0x80;
+      token_.append(run, static_cast<size_t>(p - run));
+      in_->Consume(static_cast<size_t>(p - run));
+    }
     const int c = Get();
     if (c == kEof) return JsonParseStatus::kEndOfInput;
     if (c == '"') break;
@@ -175,9 +213,20 @@ JsonParseStatus JsonStreamParser::ReadString() {
 }
 
 JsonParseStatus JsonStreamParser::ReadNumber(int first) {
-  token_.assign(1, static_cast<char>(first));
-  for (int c = Peek(); IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
-       c = Peek()) {
+  token_.clear();
+  token_.push_back(static_cast<char>(first));
+  // The number's characters ahead in the buffer, up to the cap, are appended at once; one that
+  // spans two buffers, or goes past the cap, goes on below a byte at a time as before.
+  const size_t cap = limits_.max_number_bytes;
+  const char* const run = in_->buffered();
+  const char* const run_end = run + std::min(in_->buffered_size(), cap > 1 ? cap - 1 : 0);
+  const char* p = run;
+  while (p < run_end && kBytes.in_number[static_cast<unsigned char>(*p)]) ++p;
+  if (p != run) {
+    token_.append(run, static_cast<size_t>(p - run));
+    in_->Consume(static_cast<size_t>(p - run));
+  }
+  for (int c = Peek(); IsNumberChar(c); c = Peek()) {
     if (token_.size() >= limits_.max_number_bytes) {
       return Fail(JsonParseStatus::kLimit, "a number longer than " +
                                                std::to_string(limits_.max_number_bytes) +
@@ -207,7 +256,11 @@ JsonParseStatus JsonStreamParser::ReadNumber(int first) {
       }
     }
   }
-  const double v = std::strtod(token_.c_str(), nullptr);
+  // from_chars rounds as strtod does (both to the nearest double) at a fraction of its cost;
+  // past double's range it gives up, and strtod gives what it gave before (an infinity, a zero).
+  double v = 0;
+  const auto r = std::from_chars(begin, end, v);
+  if (r.ec != std::errc() || r.ptr != end) v = std::strtod(token_.c_str(), nullptr);
   return sax_->number_float(v, token_) ? JsonParseStatus::kOk : JsonParseStatus::kStopped;
 }
 

@@ -1,6 +1,8 @@
 // ParseJsonText (see json_text.h): the stream parser over the bytes, its SAX calls into a DOM.
 #include "tools/common/json_text.h"
 
+#include <utility>
+
 #include "tools/common/dom_builder.h"
 #include "tools/common/gz_input.h"
 #include "tools/common/json_stream_parser.h"
@@ -10,15 +12,15 @@ namespace {
 
 class DomSax : public nlohmann::json_sax<Json> {
  public:
-  bool null() override { return Value(Json(nullptr)); }
-  bool boolean(bool value) override { return Value(Json(value)); }
-  bool number_integer(number_integer_t value) override { return Value(Json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Value(Json(value)); }
+  bool null() override { return Value(nullptr); }
+  bool boolean(bool value) override { return Value(value); }
+  bool number_integer(number_integer_t value) override { return Value(value); }
+  bool number_unsigned(number_unsigned_t value) override { return Value(value); }
   bool number_float(number_float_t value, const string_t& /*text*/) override {
-    return Value(Json(value));
+    return Value(value);
   }
-  bool string(string_t& value) override { return Value(Json(std::move(value))); }
-  bool binary(binary_t& /*value*/) override { return Value(Json(nullptr)); }
+  bool string(string_t& value) override { return Value(std::move(value)); }
+  bool binary(binary_t& /*value*/) override { return Value(nullptr); }
   bool key(string_t& key) override {
     builder_.Key(key);
     return true;
@@ -47,8 +49,9 @@ class DomSax : public nlohmann::json_sax<Json> {
   Json& root() { return builder_.root(); }
 
  private:
-  bool Value(Json&& value) {
-    builder_.Value(std::move(value));
+  template <typename T>
+  bool Value(T&& value) {
+    builder_.Value(std::forward<T>(value));
     return true;
   }
   DomBuilder builder_;

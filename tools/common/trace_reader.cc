@@ -7,6 +7,7 @@
 
 #include "tools/common/dom_builder.h"
 #include "tools/common/gz_input.h"
+#include "tools/common/json_dismantle.h"
 #include "tools/common/json_stream_parser.h"
 #include "tools/common/pftrace_reader.h"
 #include "tools/common/plural.h"
@@ -22,15 +23,15 @@ class TraceSax : public nlohmann::json_sax<Json> {
   // The parser's count of repaired strings, read when an event completes.
   void set_repaired_counter(const JsonStreamParser* parser) { parser_ = parser; }
 
-  bool null() override { return Scalar(Json(nullptr)); }
-  bool boolean(bool value) override { return Scalar(Json(value)); }
-  bool number_integer(number_integer_t value) override { return Scalar(Json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Scalar(Json(value)); }
+  bool null() override { return Scalar(nullptr); }
+  bool boolean(bool value) override { return Scalar(value); }
+  bool number_integer(number_integer_t value) override { return Scalar(value); }
+  bool number_unsigned(number_unsigned_t value) override { return Scalar(value); }
   bool number_float(number_float_t value, const string_t& /*text*/) override {
-    return Scalar(Json(value));
+    return Scalar(value);
   }
-  bool string(string_t& value) override { return Scalar(Json(std::move(value))); }
-  bool binary(binary_t& /*value*/) override { return Scalar(Json(nullptr)); }
+  bool string(string_t& value) override { return Scalar(std::move(value)); }
+  bool binary(binary_t& /*value*/) override { return Scalar(nullptr); }
 
   bool key(string_t& key) override {
     if (!WithinLimit()) return false;
@@ -74,21 +75,28 @@ class TraceSax : public nlohmann::json_sax<Json> {
 
   // An event or footer is held as a DOM while it is read, so its size is what bounds memory;
   // the caps are far above anything katrace writes (an event is a few hundred bytes).
+  // It runs at every token: the message is built in a function of its own, so that this one
+  // needs no frame for it.
   bool WithinLimit() {
     if (capture_ != Capture::kEvent && capture_ != Capture::kOtherData) return true;
     const uint64_t cap = capture_ == Capture::kEvent ? options_.max_event_bytes
                                                      : options_.max_other_data_bytes;
-    if (input_->bytes_read() - capture_start_byte_ <= cap) return true;
+    return input_->bytes_read() - capture_start_byte_ <= cap || OverLimit(cap);
+  }
+
+  [[gnu::cold]] bool OverLimit(uint64_t cap) {
     limit_error_ = std::string(capture_ == Capture::kEvent ? "event #" + std::to_string(event_.index)
                                                            : std::string("otherData")) +
                    " is larger than " + std::to_string(cap >> 20) + " MiB (the limit)";
     return false;
   }
 
-  bool Scalar(Json&& value) {
+  // |value| is what the Json is made from, in place in its container.
+  template <typename T>
+  bool Scalar(T&& value) {
     if (!WithinLimit()) return false;
     if (capture_ == Capture::kEvent || capture_ == Capture::kOtherData) {
-      builder_.Value(std::move(value));
+      builder_.Value(std::forward<T>(value));
     } else if (capture_ == Capture::kNone) {
       if (AtEventLevel()) {
         visitor_->OnNonObjectEvent(next_index_++, input_->CurrentLine());
@@ -167,7 +175,9 @@ class TraceSax : public nlohmann::json_sax<Json> {
       event_.json = std::move(builder_.root());
       event_.repaired_strings = RepairedSoFar() - event_.repaired_strings;
       ++delivered_;
-      if (!visitor_->OnEvent(event_)) {
+      const bool go_on = visitor_->OnEvent(event_);
+      Dismantle(&event_.json, kEventDismantleDepth);  // it is not used again
+      if (!go_on) {
         stopped_ = true;
         return false;
       }
