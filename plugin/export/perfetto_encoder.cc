@@ -22,6 +22,32 @@ size_t CacheSlot(const char* p, size_t salt, size_t slots) {
   return static_cast<size_t>(h >> 32) & (slots - 1);
 }
 
+// Whether the |n| bytes at |a| and |b| are the same: eight at a time, the last eight (or four)
+// overlapping what was compared, so a short string costs a compare or two, not a call.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  auto load8 = [](const char* p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  auto load4 = [](const char* p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      if (load8(a + i) != load8(b + i)) return false;
+    }
+    return load8(a + n - 8) == load8(b + n - 8);
+  }
+  if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 bool AllAscii(std::string_view s) {
   for (char c : s) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
@@ -186,16 +212,20 @@ uint64_t PerfettoEncoder::CounterTrack(std::string_view name, std::string_view k
   return uuid;
 }
 
-uint64_t PerfettoEncoder::Intern(Table table, std::string_view s) {
-  // The cache is keyed by where the bytes are: the strings come from a few places that hold the
-  // same text call after call (literals, the spool's string table, the layout's name buffers), so
-  // a hit costs a pointer compare and a short memcmp, not a hash of the bytes. The bytes are
-  // still compared, since the layout reuses some of its buffers for other names.
+// The cache is keyed by where the bytes are: the strings come from a few places that hold the
+// same text call after call (literals, the spool's string table, the layout's name buffers), so a
+// hit costs a pointer compare and a compare of the bytes, not a hash of them. The bytes are
+// compared since the layout reuses some of its buffers for other names.
+inline __attribute__((always_inline)) uint64_t PerfettoEncoder::Intern(Table table, std::string_view s) {
   CacheEntry& c = cache_[CacheSlot(s.data(), s.size() * kTables + table, kCacheSize)];
-  if (c.ptr == s.data() && c.text.size() == s.size() && c.table == table &&
-      memcmp(c.text.data(), s.data(), s.size()) == 0) {
+  if (c.ptr == s.data() && c.text.size() == s.size() && c.table == table && SameBytes(c.text.data(), s.data(), s.size())) {
     return c.iid;
   }
+  return InternMiss(table, s, &c);
+}
+
+__attribute__((noinline)) uint64_t PerfettoEncoder::InternMiss(Table table, std::string_view s, CacheEntry* cached) {
+  CacheEntry& c = *cached;
   // The tables hold well-formed UTF-8 (the JSON encoder replaces the same bytes the same way).
   std::string_view text = s;
   if (!AllAscii(s)) {
@@ -233,18 +263,22 @@ uint64_t PerfettoEncoder::InternHex(uint64_t v) {
 
 // The iid of an argument's key. Keys are literals or kKindInfo names (trace_encoder.h): the same
 // address always holds the same text, so the address alone finds it.
-uint64_t PerfettoEncoder::ArgNameIid(std::string_view key) {
+inline __attribute__((always_inline)) uint64_t PerfettoEncoder::ArgNameIid(std::string_view key) {
   KeyEntry& k = key_cache_[CacheSlot(key.data(), key.size(), kKeyCacheSize)];
   if (k.ptr == key.data() && k.size == key.size() && k.iid != 0) return k.iid;
+  return ArgNameMiss(key, &k);
+}
+
+__attribute__((noinline)) uint64_t PerfettoEncoder::ArgNameMiss(std::string_view key, KeyEntry* k) {
   const uint64_t iid = Intern(kArgNames, key);
-  k = KeyEntry{key.data(), key.size(), iid};
+  *k = KeyEntry{key.data(), key.size(), iid};
   return iid;
 }
 
 // One DebugAnnotation into event_. The common case (an interned key, a number or an interned
 // string) is encoded in place, its length known before it is written; the rest (a table full,
 // inline strings) through a nested message.
-void PerfettoEncoder::Annotation(const Arg& a) {
+inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg& a) {
   namespace an = pf::annotation;
   const uint64_t key = ArgNameIid(a.key);
   uint8_t value[1 + pf::kMaxVarintBytes + 8];
@@ -287,12 +321,14 @@ void PerfettoEncoder::Annotation(const Arg& a) {
   }
   if (fast) {
     const size_t body = 1 + pf::VarintSize(key) + static_cast<size_t>(v - value);
-    uint8_t* p = event_.Room(2 + pf::kMaxVarintBytes + body);
+    // Room for the whole of value[], which is copied whole (a copy of known size is a few moves;
+    // one of the value's own size was a call); Done keeps only its bytes.
+    uint8_t* p = event_.Room(2 + 2 * pf::kMaxVarintBytes + sizeof(value));
     *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
     p = pf::PutVarint(p, body);
     *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
     p = pf::PutVarint(p, key);
-    memcpy(p, value, static_cast<size_t>(v - value));
+    memcpy(p, value, sizeof(value));
     event_.Done(p + (v - value));
     return;
   }

@@ -63,7 +63,8 @@ class PerfettoEncoder : public TraceEncoder {
   };
 
   // The iid of |s| in |table|, interning it (into this packet's interned_data) when new; 0 when
-  // the table is full and |s| must be written inline.
+  // the table is full and |s| must be written inline. The cache hit is inline (every event
+  // names a few strings), the rest out of line.
   uint64_t Intern(Table table, std::string_view s);
   uint64_t InternHex(uint64_t v);
   void Name(std::string_view name);  // into event_: interned, or inline when the table is full
@@ -126,6 +127,9 @@ class PerfettoEncoder : public TraceEncoder {
   };
   static constexpr size_t kKeyCacheSize = 512;
   KeyEntry key_cache_[kKeyCacheSize];
+  // The lookups that the caches above do not answer (out of line).
+  uint64_t InternMiss(Table table, std::string_view s, CacheEntry* c);
+  uint64_t ArgNameMiss(std::string_view key, KeyEntry* k);
   std::unordered_map<uint64_t, uint64_t> hex_iids_;
   std::string repaired_;  // a string whose bytes were not all UTF-8, made well-formed
 
