@@ -879,8 +879,13 @@ bool PftraceReader::SliceEnd(Track* track, uint64_t at, int64_t ts_ns) {
   const OpenSlice slice = track->open.back();
   track->open.pop_back();
   if (HeldEvent* held = queue_.Find(slice.position)) {
-    for (auto& [key, value] : held->event.json.get_ref<Json::object_t&>()) {
-      if (key == "dur") value = MicrosJson(ts_ns - slice.begin_ns);
+    // SliceBegin put "dur" next to last, before "args": found from the back in a compare or two.
+    auto& members = held->event.json.get_ref<Json::object_t&>();
+    for (auto it = members.rbegin(); it != members.rend(); ++it) {
+      if (it->first.size() == 3 && it->first.compare(0, 3, "dur", 3) == 0) {
+        it->second = MicrosJson(ts_ns - slice.begin_ns);
+        break;
+      }
     }
   }
   return queue_.Close(slice.position);
