@@ -8,17 +8,6 @@
 
 namespace katrace::tools {
 
-const Json* Field(const Json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  // The last of duplicate keys wins, as in a DOM parser; no std::string is built for |key|.
-  const std::string_view wanted(key);
-  const auto& members = object.get_ref<const Json::object_t&>();
-  for (auto it = members.rbegin(); it != members.rend(); ++it) {
-    if (it->first == wanted) return &it->second;
-  }
-  return nullptr;
-}
-
 bool AsInt64(const Json& value, int64_t* out) {
   if (value.is_number_unsigned()) {
     const uint64_t v = value.get<uint64_t>();
@@ -89,12 +78,12 @@ const char* JsonTypeName(const Json& value) {
   }
 }
 
-std::string StringField(const Json& object, const char* key, const std::string& fallback) {
+std::string StringField(const Json& object, std::string_view key, const std::string& fallback) {
   const Json* v = Field(object, key);
   return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
 }
 
-bool IsTrue(const Json& object, const char* key) {
+bool IsTrue(const Json& object, std::string_view key) {
   const Json* v = Field(object, key);
   return v != nullptr && v->is_boolean() && v->get<bool>();
 }
