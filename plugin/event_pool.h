@@ -73,19 +73,11 @@ class EventPool {
   // thread is preempted, every slot freed after it waits behind it. The free list then still
   // counts slots (ApproxSize), and the caller waits for that thread rather than drop the event:
   // a few yields, then short sleeps, up to about 100 ms, so that a state nothing explains costs
-  // a drop, never a hang.
+  // a drop, never a hang. The first pop is inline: the common case pays for no call and no
+  // stack frame.
   bool Acquire(uint32_t* index) {
-    constexpr int kYields = 64, kSleeps = 2000;
-    for (int attempt = 0; attempt < kYields + kSleeps; ++attempt) {
-      if (free_.TryPop(index)) return true;
-      if (free_.ApproxSize() == 0) return false;
-      if (attempt < kYields) {
-        sched_yield();
-      } else {
-        usleep(50);
-      }
-    }
-    return false;
+    if (__builtin_expect(free_.TryPop(index), 1)) return true;
+    return AcquireAfterMiss(index);
   }
   // The free list can never hold more than every slot, so a push that finds it "full" only met a
   // pop still in progress on that cell (one lap behind): wait for it rather than lose the slot.
@@ -94,6 +86,20 @@ class EventPool {
   }
 
  private:
+  __attribute__((noinline)) bool AcquireAfterMiss(uint32_t* index) {
+    constexpr int kYields = 64, kSleeps = 2000;
+    for (int attempt = 0; attempt < kYields + kSleeps; ++attempt) {
+      if (free_.ApproxSize() == 0) return false;
+      if (attempt < kYields) {
+        sched_yield();
+      } else {
+        usleep(50);
+      }
+      if (free_.TryPop(index)) return true;
+    }
+    return false;
+  }
+
   uint32_t size_;
   std::unique_ptr<EventSlot[]> slots_;
   ThreadBiasedFreeList free_;
