@@ -263,6 +263,11 @@ class PftraceWriter {
     interned_.Message(table, Pb().Raw(unknown_.str()).Varint(1, iid).Bytes(2, s));
     return iid;
   }
+  // |s| under an iid of the caller's choice (katrace's writer numbers them 1, 2, 3, ...).
+  void InternAs(uint32_t table, uint64_t iid, const std::string& s) {
+    tables_[table][s] = iid;
+    interned_.Message(table, Pb().Raw(unknown_.str()).Varint(1, iid).Bytes(2, s));
+  }
 
  private:
   void NameCatArgs(Pb* e, const std::string& name, const std::string& cat, const std::vector<Arg>& args) {
@@ -871,6 +876,36 @@ TEST_F(PftraceTest, InternedStringsStopTheReadAtItsLimit) {
   const ReadResult r = ReadTrace(Put("names.pftrace", w.bytes()), &c, options);
   EXPECT_EQ(r.status, ReadStatus::kTooLarge) << r.message;
   EXPECT_NE(r.message.find("interned strings"), std::string::npos) << r.message;
+}
+
+// The reader keeps a dense run of iids in a vector and any other in a map: an iid given before
+// the run grew past it, and one near 2^64, resolve as well as the run's own.
+TEST_F(PftraceTest, InternedIidsOfAnyOrderAndSizeResolve) {
+  PftraceWriter w;
+  w.Process(0, "rank 0", "node0, pid 4242", kIdentity);
+  w.Track(1, 0, "host 1", 1, 1);
+  w.InternAs(pf::interned::kEventNames, 200, "Far");
+  w.InternAs(pf::interned::kEventNames, uint64_t{1} << 62, "Huge");
+  for (uint64_t iid = 1; iid <= 300; ++iid) {
+    if (iid != 200) w.InternAs(pf::interned::kEventNames, iid, "N" + std::to_string(iid));
+  }
+  const std::vector<std::string> names = {"Far", "Huge", "N1", "N199", "N201", "N300"};
+  int64_t ts = 1000;
+  for (const std::string& name : names) {
+    w.Begin(ts, 1, {name, "Group", GroupArgs(static_cast<uint64_t>(ts)), {}, {}});
+    w.End(ts + 5, 1);
+    ts += 10;
+  }
+  w.Footer(0, kFooter);
+  Collected c;
+  const ReadResult r = ReadTrace(Put("iids.pftrace", w.bytes()), &c);
+  ASSERT_EQ(r.status, ReadStatus::kOk) << r.message;
+  EXPECT_EQ(r.problems, 0u) << r.first_problem;
+  std::vector<std::string> read;
+  for (const TraceEvent& e : c.events) {
+    if (StringField(e.json, "ph") == "X") read.push_back(StringField(e.json, "name"));
+  }
+  EXPECT_EQ(read, names);
 }
 
 TEST_F(PftraceTest, APacketPastTheLimitIsRefusedUnread) {

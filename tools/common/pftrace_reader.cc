@@ -102,6 +102,63 @@ Text Repaired(std::string_view bytes) {
   return t;
 }
 
+// One table of interned strings. katrace's writer gives each table's strings the iids 1, 2, 3,
+// ... in order, so an iid indexes a vector: a lookup for every name, category and argument is a
+// bounds check and a load, not a hash. An iid far past the entries already there (another
+// writer's, or a hostile file's) goes to a map instead, so the vector stays at most about twice
+// the entries it holds.
+class InternTable {
+ public:
+  const Text* Find(uint64_t iid) const {
+    if (iid < dense_.size() && dense_[iid].has) return &dense_[iid].text;
+    if (sparse_.empty()) return nullptr;
+    const auto it = sparse_.find(iid);
+    return it != sparse_.end() ? &it->second : nullptr;
+  }
+  // Gives |iid| the text |text| (replacing what it had); what the table holds changes by the
+  // difference between what it returns and |*replaced|, in bytes (text plus kEntryBytes).
+  void Set(uint64_t iid, Text text, uint64_t* added, uint64_t* replaced) {
+    *added = text.text.size() + kEntryBytes;
+    *replaced = 0;
+    Text* slot = nullptr;
+    // An iid in the map stays there (the vector may have grown past it since).
+    const auto in_map = sparse_.find(iid);
+    if (in_map == sparse_.end() && (iid < dense_.size() || iid < 2 * dense_entries_ + 64)) {
+      if (iid >= dense_.size()) dense_.resize(iid + 1);
+      DenseEntry& entry = dense_[iid];
+      if (entry.has) {
+        *replaced = entry.text.text.size() + kEntryBytes;
+      } else {
+        entry.has = true;
+        ++dense_entries_;
+      }
+      slot = &entry.text;
+    } else {
+      if (in_map != sparse_.end()) *replaced = in_map->second.text.size() + kEntryBytes;
+      slot = &sparse_[iid];
+    }
+    *slot = std::move(text);
+    bytes_ += *added - *replaced;
+  }
+  // Empties it; returns the bytes it held.
+  uint64_t Clear() {
+    dense_.clear();
+    sparse_.clear();
+    dense_entries_ = 0;
+    return std::exchange(bytes_, 0);
+  }
+
+ private:
+  struct DenseEntry {
+    bool has = false;
+    Text text;
+  };
+  std::vector<DenseEntry> dense_;
+  uint64_t dense_entries_ = 0;
+  std::unordered_map<uint64_t, Text> sparse_;
+  uint64_t bytes_ = 0;
+};
+
 constexpr size_t kTables = 4;  // PbTable's
 const char* const kTableNames[kTables] = {"event category", "event name", "debug annotation name",
                                           "debug annotation string value"};
@@ -214,7 +271,7 @@ class PftraceReader {
   uint64_t clock64_ = 0;
   uint64_t default_clock_ = pf::kClockTrace;
 
-  std::unordered_map<uint64_t, Text> interned_[kTables];
+  InternTable interned_[kTables];
   std::unordered_map<uint64_t, Track> tracks_;
   std::map<std::pair<uint64_t, std::string>, uint64_t> lanes_;  // (parent, merge key) -> tracks
   bool has_first_pid_ = false;
@@ -440,10 +497,7 @@ bool PftraceReader::Packet(std::string_view bytes, uint64_t at, uint64_t body_at
     return true;
   }
   if (p.flags.value_or(0) & pf::kSeqIncrementalStateCleared) {
-    for (auto& table : interned_) {
-      for (const auto& [iid, text] : table) state_bytes_ -= text.text.size() + kEntryBytes;
-      table.clear();
-    }
+    for (InternTable& table : interned_) state_bytes_ -= table.Clear();
   }
   if (p.snapshot && !ClockSnapshot(*p.snapshot, at)) return false;
   if (p.default_clock) default_clock_ = *p.default_clock;
@@ -525,17 +579,14 @@ void PftraceReader::InternedData(const std::vector<PbInterned>& entries, uint64_
       Problem(at, std::string("an interned ") + kTableNames[table] + " without an iid; left out");
       continue;
     }
-    auto [it, inserted] = interned_[table].try_emplace(entry.iid);
-    if (!inserted) state_bytes_ -= it->second.text.size() + kEntryBytes;
-    it->second = Repaired(entry.text);
-    state_bytes_ += it->second.text.size() + kEntryBytes;
+    uint64_t added = 0, replaced = 0;
+    interned_[table].Set(entry.iid, Repaired(entry.text), &added, &replaced);
+    state_bytes_ += added - replaced;
   }
 }
 
 const Text* PftraceReader::Interned(PbTable table, uint64_t iid, uint64_t at) {
-  const auto& entries = interned_[static_cast<size_t>(table)];
-  const auto it = entries.find(iid);
-  if (it != entries.end()) return &it->second;
+  if (const Text* text = interned_[static_cast<size_t>(table)].Find(iid)) return text;
   Problem(at, std::string(kTableNames[static_cast<size_t>(table)]) + " iid " + std::to_string(iid) +
                   " was never interned (no interned_data before it defines it)");
   return nullptr;
