@@ -50,6 +50,11 @@ ifneq ($(SAN),)
 # Every sanitizer report fails the run (UBSan would otherwise print and continue).
 CXXFLAGS += -fsanitize=$(SAN) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SAN)
+else
+# nlohmann::json asserts its own invariants in every value it builds, moves or destroys: 8 % of
+# katrace-stats' instructions on a .pftrace, 2 % on JSON. The release build leaves them out; the
+# sanitizer builds keep them. katrace's own code checks with tests and messages, never assert().
+CPPFLAGS += -DNDEBUG
 endif
 
 # The ring headers (include/katrace/step_*.h) use libcu++'s cuda::atomic_ref, which is header-only
