@@ -120,14 +120,17 @@ void ActivitySummary::AddShared(const ActivitySlice& s) {
     if (seen.live && seen.hash == h && seen.comm == s.comm && seen.rank == s.rank &&
         seen.channel == s.channel && seen.start_ns == s.start_ns && seen.duration_ns == s.duration_ns &&
         seen.category == s.category) {
-      std::string line(s.name);
-      line += '\n';
-      // A name is new unless it is one of the lines already there.
+      // A name is new unless it is one of the lines already there (compared in place: no copy).
+      const std::string& names = seen.names;
       bool known = false;
-      for (size_t at = 0; at < seen.names.size() && !known; at = seen.names.find('\n', at) + 1) {
-        known = seen.names.compare(at, line.size(), line) == 0;
+      for (size_t at = 0; at < names.size() && !known; at = names.find('\n', at) + 1) {
+        known = names.compare(at, s.name.size(), s.name) == 0 && at + s.name.size() < names.size() &&
+                names[at + s.name.size()] == '\n';
       }
-      if (!known) seen.names += line;
+      if (!known) {
+        seen.names.append(s.name);
+        seen.names += '\n';
+      }
       return;
     }
   }
@@ -149,17 +152,22 @@ void ActivitySummary::AddShared(const ActivitySlice& s) {
 
 void ActivitySummary::FlushShared(Shared* shared) {
   shared->live = false;
-  std::string name;
-  if (shared->names.find('\n') + 1 == shared->names.size()) {
-    name.assign(shared->names, 0, shared->names.size() - 1);  // one task: its own name
-  } else {
+  const std::string_view lines = shared->names;
+  // One task, nearly always: its own name, looked up where it lies.
+  std::string_view name = lines.substr(0, lines.size() - 1);
+  std::string joined;
+  if (lines.find('\n') + 1 != lines.size()) {
     // Sorted, so the row does not depend on which task's callback came first: "Send+Recv".
-    std::vector<std::string> names;
-    for (size_t at = 0, end; (end = shared->names.find('\n', at)) != std::string::npos; at = end + 1) {
-      names.push_back(shared->names.substr(at, end - at));
+    std::vector<std::string_view> names;
+    for (size_t at = 0, end; (end = lines.find('\n', at)) != std::string_view::npos; at = end + 1) {
+      names.push_back(lines.substr(at, end - at));
     }
     std::sort(names.begin(), names.end(), std::greater<>());
-    for (const std::string& n : names) name += (name.empty() ? "" : "+") + n;
+    for (std::string_view n : names) {
+      if (!joined.empty()) joined += '+';
+      joined.append(n);
+    }
+    name = joined;
   }
   const Target t = Lookup(shared->category, name);
   if (t.table != nullptr) t.table->Add(t.row, shared->start_ns, shared->duration_ns);
