@@ -266,22 +266,30 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
       !ref.slot->recorded) {
     return ncclSuccess;
   }
-  spool::StateBody body{ref.slot->id, NowTicks(), state, 0, 0};
+  const uint64_t ticks = NowTicks();
   if (state == ncclProfilerKernelChStop && ref.fields.kind == Kind::kKernelCh) {
-    ref.slot->done_ticks.store(body.ticks, std::memory_order_relaxed);
+    ref.slot->done_ticks.store(ticks, std::memory_order_relaxed);
   }
+  uint64_t value = 0;
   if (args != nullptr) {
     switch (state) {
-      case ncclProfilerKernelChStop: body.value = args->kernelCh.pTimer; break;
-      case ncclProfilerKernelStepStop: body.value = args->kernelStep.pTimer; break;
-      case ncclProfilerProxyCtrlAppendEnd: body.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
+      case ncclProfilerKernelChStop: value = args->kernelCh.pTimer; break;
+      case ncclProfilerKernelStepStop: value = args->kernelStep.pTimer; break;
+      case ncclProfilerProxyCtrlAppendEnd: value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
       case ncclProfilerProxyStepSendWait:
-      case ncclProfilerProxyStepRecvFlushWait: body.value = args->proxyStep.transSize; break;
+      case ncclProfilerProxyStepRecvFlushWait: value = args->proxyStep.transSize; break;
       default: break;
     }
   }
-  AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kState, static_cast<int>(ref.fields.kind),
-               static_cast<uint16_t>(ref.fields.context), 0, body);
+  const uint64_t id = ref.slot->id;
+  AppendRecordInPlace<spool::StateBody>(BufferForThisThread(s), s->policy, spool::RecordType::kState,
+                                        static_cast<int>(ref.fields.kind), static_cast<uint16_t>(ref.fields.context),
+                                        0, [&](spool::StateBody& body) {
+                                          body.id = id;
+                                          body.ticks = ticks;
+                                          body.state = state;
+                                          body.value = value;
+                                        });
   return ncclSuccess;
 }
 
@@ -333,9 +341,14 @@ ncclResult_t CoreStop(void* handle) {
     const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
     if (progress) s->watchdog.NoteProgress(ticks);
     if (recorded) {
-      spool::StopBody body{ref.slot->id, ticks};
-      AppendRecord(BufferForThisThread(s), s->policy, spool::RecordType::kStop, static_cast<int>(ref.fields.kind),
-                   static_cast<uint16_t>(ref.fields.context), 0, body);
+      const uint64_t id = ref.slot->id;
+      AppendRecordInPlace<spool::StopBody>(BufferForThisThread(s), s->policy, spool::RecordType::kStop,
+                                           static_cast<int>(ref.fields.kind),
+                                           static_cast<uint16_t>(ref.fields.context), 0,
+                                           [&](spool::StopBody& body) {
+                                             body.id = id;
+                                             body.ticks = ticks;
+                                           });
     }
   }
   if (nvtx_range != 0) s->nvtx.End(nvtx_range);

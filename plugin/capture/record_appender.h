@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <new>
 
 #include "katrace/spool_format.h"
 #include "plugin/capture/thread_buffer.h"
@@ -52,6 +53,37 @@ __attribute__((always_inline)) inline uint8_t* ReserveRecord(ThreadBuffer* b, ui
   return ReserveRecordWhenFull(b, size, kind, policy);
 }
 
+// The header of a record of |size| bytes at |p|.
+__attribute__((always_inline)) inline void WriteRecordHeader(uint8_t* p, spool::RecordType type, int kind,
+                                                             uint16_t size, uint16_t context, uint16_t flags) {
+  spool::RecordHeader h;
+  h.type = type;
+  h.kind = static_cast<uint8_t>(kind);
+  h.size = size;
+  h.context = context;
+  h.flags = flags;
+  memcpy(p, &h, sizeof(h));
+}
+
+// Header + a zeroed |Body| that |fill| (called as fill(Body&)) writes in place in the buffer.
+// The callbacks build their bodies this way: a body assembled on the stack from narrow stores
+// and then copied with wide loads stalls at every record, since a load that spans several
+// recent stores cannot be forwarded from them and waits for them to reach the cache.
+template <typename Body, typename Fill>
+__attribute__((always_inline)) inline bool AppendRecordInPlace(ThreadBuffer* b, const AppendPolicy& policy,
+                                                               spool::RecordType type, int kind, uint16_t context,
+                                                               uint16_t flags, Fill&& fill) {
+  constexpr uint16_t size = spool::RecordSize(sizeof(Body));
+  constexpr size_t used = sizeof(spool::RecordHeader) + sizeof(Body);
+  uint8_t* p = ReserveRecord(b, size, kind, policy);
+  if (p == nullptr) return false;
+  WriteRecordHeader(p, type, kind, size, context, flags);
+  fill(*new (p + sizeof(spool::RecordHeader)) Body{});
+  if constexpr (used < size) memset(p + used, 0, size - used);
+  b->Commit(size);
+  return true;
+}
+
 // Header + |body| (+ |extra| bytes), zero-padded to the record size.
 template <typename Body>
 inline bool AppendRecord(ThreadBuffer* b, const AppendPolicy& policy, spool::RecordType type, int kind,
@@ -60,15 +92,10 @@ inline bool AppendRecord(ThreadBuffer* b, const AppendPolicy& policy, spool::Rec
   uint16_t size = spool::RecordSize(sizeof(Body) + extra_bytes);
   uint8_t* p = ReserveRecord(b, size, kind, policy);
   if (p == nullptr) return false;
-  spool::RecordHeader h;
-  h.type = type;
-  h.kind = static_cast<uint8_t>(kind);
-  h.size = size;
-  h.context = context;
-  h.flags = flags;
-  memcpy(p, &h, sizeof(h));
-  memcpy(p + sizeof(h), &body, sizeof(Body));
-  size_t used = sizeof(h) + sizeof(Body);
+  WriteRecordHeader(p, type, kind, size, context, flags);
+  size_t used = sizeof(spool::RecordHeader);
+  memcpy(p + used, &body, sizeof(Body));
+  used += sizeof(Body);
   if (extra_bytes != 0) memcpy(p + used, extra, extra_bytes);
   used += extra_bytes;
   if (used < size) memset(p + used, 0, size - used);

@@ -5,8 +5,6 @@
 
 #include <stdint.h>
 
-#include <type_traits>
-
 #include "katrace/event_kinds.h"
 #include "katrace/spool_format.h"
 #include "nccl_profiler/v6.h"
@@ -44,117 +42,132 @@ inline uint32_t InternString(const CaptureTarget& t, const char* text) {
   return InternStringFirstTime(t, text);
 }
 
+// A Start record of |kind| with |Fields|, which |fill| (called as fill(Fields&)) writes in place.
+// Strings are interned before it is called, since a first use appends a String record.
+template <typename Fields, typename Fill>
+__attribute__((always_inline)) inline bool AppendStart(const CaptureTarget& t, int kind, uint16_t context,
+                                                       uint16_t flags, const spool::StartBody& start, Fill&& fill) {
+  return AppendRecordInPlace<StartRecord<Fields>>(
+      t.buffer, *t.policy, spool::RecordType::kStart, kind, context, flags,
+      [&](StartRecord<Fields>& r) __attribute__((always_inline)) {
+        r.start.id = start.id;
+        r.start.parent_id = start.parent_id;
+        r.start.ticks = start.ticks;
+        fill(r.fields);
+      });
+}
+
 // False when the record was dropped (counted by the policy). Inline, so that a caller that knows
 // the kind at compile time builds its record without a dispatch.
 __attribute__((always_inline)) inline bool RecordStart(const CaptureTarget& t, Kind kind, uint16_t context, uint16_t flags,
                                                        const spool::StartBody& start,
                                                        const ncclProfilerEventDescr_v6_t* d, const InheritedFacts& slot) {
   const int k = static_cast<int>(kind);
-  // Inlined into each case, so a record is built once and copied into the buffer once; out of
-  // line, each was built, copied whole into a StartRecord on the stack, and copied again.
-  auto emit = [&](const auto& fields) __attribute__((always_inline)) {
-    StartRecord<std::decay_t<decltype(fields)>> r{start, fields};
-    return AppendRecord(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags, r);
-  };
   switch (kind) {
     case Kind::kColl: {
-      spool::CollFields f{};
-      f.seq = d->coll.seqNumber;
-      f.count = d->coll.count;
-      f.func = slot.func;  // interned by the caller, which keeps it for the children
-      f.datatype = InternString(t, d->coll.datatype);
-      f.algo = InternString(t, d->coll.algo);
-      f.proto = InternString(t, d->coll.proto);
-      f.root = d->coll.root;
-      f.nchannels = d->coll.nChannels;
-      f.nwarps = d->coll.nWarps;
-      return emit(f);
+      const uint32_t datatype = InternString(t, d->coll.datatype);
+      const uint32_t algo = InternString(t, d->coll.algo);
+      const uint32_t proto = InternString(t, d->coll.proto);
+      return AppendStart<spool::CollFields>(t, k, context, flags, start, [&](spool::CollFields& f) {
+        f.seq = d->coll.seqNumber;
+        f.count = d->coll.count;
+        f.func = slot.func;  // interned by the caller, which keeps it for the children
+        f.datatype = datatype;
+        f.algo = algo;
+        f.proto = proto;
+        f.root = d->coll.root;
+        f.nchannels = d->coll.nChannels;
+        f.nwarps = d->coll.nWarps;
+      });
     }
     case Kind::kCeColl: {
-      spool::CollFields f{};
-      f.seq = d->ceColl.seqNumber;
-      f.count = d->ceColl.count;
-      f.func = InternString(t, d->ceColl.func);
-      f.datatype = InternString(t, d->ceColl.datatype);
-      f.root = d->ceColl.root;
-      return emit(f);
+      const uint32_t func = InternString(t, d->ceColl.func);
+      const uint32_t datatype = InternString(t, d->ceColl.datatype);
+      return AppendStart<spool::CollFields>(t, k, context, flags, start, [&](spool::CollFields& f) {
+        f.seq = d->ceColl.seqNumber;
+        f.count = d->ceColl.count;
+        f.func = func;
+        f.datatype = datatype;
+        f.root = d->ceColl.root;
+      });
     }
     case Kind::kP2p: {
-      spool::P2pFields f{};
-      f.count = d->p2p.count;
-      f.func = slot.func;
-      f.datatype = InternString(t, d->p2p.datatype);
-      f.peer = d->p2p.peer;
-      f.nchannels = d->p2p.nChannels;
-      return emit(f);
+      const uint32_t datatype = InternString(t, d->p2p.datatype);
+      return AppendStart<spool::P2pFields>(t, k, context, flags, start, [&](spool::P2pFields& f) {
+        f.count = d->p2p.count;
+        f.func = slot.func;
+        f.datatype = datatype;
+        f.peer = d->p2p.peer;
+        f.nchannels = d->p2p.nChannels;
+      });
     }
-    case Kind::kGroupApi: {
-      spool::ApiFields f{};
-      f.depth = d->groupApi.groupDepth;
-      return emit(f);
-    }
+    case Kind::kGroupApi:
+      return AppendStart<spool::ApiFields>(t, k, context, flags, start,
+                                           [&](spool::ApiFields& f) { f.depth = d->groupApi.groupDepth; });
     case Kind::kCollApi: {
-      spool::ApiFields f{};
-      f.count = d->collApi.count;
-      f.func = InternString(t, d->collApi.func);
-      f.datatype = InternString(t, d->collApi.datatype);
-      f.root = d->collApi.root;
-      return emit(f);
+      const uint32_t func = InternString(t, d->collApi.func);
+      const uint32_t datatype = InternString(t, d->collApi.datatype);
+      return AppendStart<spool::ApiFields>(t, k, context, flags, start, [&](spool::ApiFields& f) {
+        f.count = d->collApi.count;
+        f.func = func;
+        f.datatype = datatype;
+        f.root = d->collApi.root;
+      });
     }
     case Kind::kP2pApi: {
-      spool::ApiFields f{};
-      f.count = d->p2pApi.count;
-      f.func = InternString(t, d->p2pApi.func);
-      f.datatype = InternString(t, d->p2pApi.datatype);
-      return emit(f);
+      const uint32_t func = InternString(t, d->p2pApi.func);
+      const uint32_t datatype = InternString(t, d->p2pApi.datatype);
+      return AppendStart<spool::ApiFields>(t, k, context, flags, start, [&](spool::ApiFields& f) {
+        f.count = d->p2pApi.count;
+        f.func = func;
+        f.datatype = datatype;
+      });
     }
-    case Kind::kProxyOp: {
-      spool::ProxyOpFields f{};
-      f.peer = d->proxyOp.peer;
-      f.nsteps = d->proxyOp.nSteps;
-      f.chunk_size = d->proxyOp.chunkSize;
-      f.channel = d->proxyOp.channelId;
-      return emit(f);
-    }
-    case Kind::kProxyStep: {
-      spool::ProxyStepFields f{};
-      f.step = d->proxyStep.step;
-      f.peer = slot.peer;
-      f.channel = slot.channel;
-      f.direction = slot.direction;
-      return emit(f);
-    }
-    case Kind::kKernelCh: {
-      spool::KernelChFields f{};
-      f.gpu_start = d->kernelCh.pTimer;
-      f.func = slot.func;
-      f.channel = d->kernelCh.channelId;
-      return emit(f);
-    }
-    case Kind::kKernelStep: {
-      spool::KernelStepFields f{};
-      f.gpu_start = d->kernelStep.startTs;
-      f.gpu_ready = d->kernelStep.readyTs;
-      f.step = d->kernelStep.step;
-      f.size = d->kernelStep.size;
-      f.peer = d->kernelStep.peer;
-      f.func = slot.func;
-      f.channel = d->kernelStep.channelId;
-      return emit(f);
-    }
-    case Kind::kNetPlugin: {
-      spool::NetPluginFields f{};
-      f.net_id = d->netPlugin.id;
-      return emit(f);
-    }
-    case Kind::kCeBatch: {
-      spool::CeBatchFields f{};
-      f.bytes = d->ceCollBatch.totalBytes;
-      f.ops = static_cast<int32_t>(d->ceCollBatch.numOps);
-      return emit(f);
-    }
+    case Kind::kProxyOp:
+      return AppendStart<spool::ProxyOpFields>(t, k, context, flags, start, [&](spool::ProxyOpFields& f) {
+        f.peer = d->proxyOp.peer;
+        f.nsteps = d->proxyOp.nSteps;
+        f.chunk_size = d->proxyOp.chunkSize;
+        f.channel = d->proxyOp.channelId;
+      });
+    case Kind::kProxyStep:
+      return AppendStart<spool::ProxyStepFields>(t, k, context, flags, start, [&](spool::ProxyStepFields& f) {
+        f.step = d->proxyStep.step;
+        f.peer = slot.peer;
+        f.channel = slot.channel;
+        f.direction = slot.direction;
+      });
+    case Kind::kKernelCh:
+      return AppendStart<spool::KernelChFields>(t, k, context, flags, start, [&](spool::KernelChFields& f) {
+        f.gpu_start = d->kernelCh.pTimer;
+        f.func = slot.func;
+        f.channel = d->kernelCh.channelId;
+      });
+    case Kind::kKernelStep:
+      return AppendStart<spool::KernelStepFields>(t, k, context, flags, start, [&](spool::KernelStepFields& f) {
+        f.gpu_start = d->kernelStep.startTs;
+        f.gpu_ready = d->kernelStep.readyTs;
+        f.step = d->kernelStep.step;
+        f.size = d->kernelStep.size;
+        f.peer = d->kernelStep.peer;
+        f.func = slot.func;
+        f.channel = d->kernelStep.channelId;
+      });
+    case Kind::kNetPlugin:
+      return AppendStart<spool::NetPluginFields>(t, k, context, flags, start,
+                                                 [&](spool::NetPluginFields& f) { f.net_id = d->netPlugin.id; });
+    case Kind::kCeBatch:
+      return AppendStart<spool::CeBatchFields>(t, k, context, flags, start, [&](spool::CeBatchFields& f) {
+        f.bytes = d->ceCollBatch.totalBytes;
+        f.ops = static_cast<int32_t>(d->ceCollBatch.numOps);
+      });
     default:  // KernelLaunch, Group, ProxyCtrl, CeSync: the common body says it all
-      return AppendRecord(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags, start);
+      return AppendRecordInPlace<spool::StartBody>(t.buffer, *t.policy, spool::RecordType::kStart, k, context, flags,
+                                                   [&](spool::StartBody& r) {
+                                                     r.id = start.id;
+                                                     r.parent_id = start.parent_id;
+                                                     r.ticks = start.ticks;
+                                                   });
   }
 }
 
