@@ -63,10 +63,15 @@ void ReportTrace(uint64_t collectives) {
   tail.resize(got);
   long long drops = 0;
   for (const char* kind : {"Coll", "KernelCh", "GroupApi", "CollApi", "Group"}) drops += std::max(0LL, FooterCount(tail, "drops", kind));
-  printf("  trace %s: Coll %lld, KernelCh %lld (of %llu each), GroupApi %lld, CollApi %lld, Group %lld, lost %lld\n", path,
-         FooterCount(tail, "events", "Coll"), FooterCount(tail, "events", "KernelCh"),
+  // Callbacks that waited for the spool writer to free buffer space: when they are many, the
+  // figure above measures the writer's disk and page cache more than the callbacks.
+  const size_t waits_at = tail.rfind("\"waits\":");
+  const long long waits = waits_at == std::string::npos ? -1 : atoll(tail.c_str() + waits_at + 8);
+  printf("  trace %s: Coll %lld, KernelCh %lld (of %llu each), GroupApi %lld, CollApi %lld, Group %lld, lost %lld, "
+         "waits for buffer space %lld\n",
+         path, FooterCount(tail, "events", "Coll"), FooterCount(tail, "events", "KernelCh"),
          static_cast<unsigned long long>(collectives), FooterCount(tail, "events", "GroupApi"),
-         FooterCount(tail, "events", "CollApi"), FooterCount(tail, "events", "Group"), drops);
+         FooterCount(tail, "events", "CollApi"), FooterCount(tail, "events", "Group"), drops, waits);
   // Bytes on disk per recorded event (per NCCL event: a Coll and a KernelCh per collective under
   // the mask coll,kernelch), to compare the trace formats.
   const long long coll = FooterCount(tail, "events", "Coll"), kch = FooterCount(tail, "events", "KernelCh");
