@@ -268,12 +268,15 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
   }
   const uint64_t ticks = NowTicks();
   if (state == ncclProfilerKernelChStop && ref.fields.kind == Kind::kKernelCh) {
-    ref.slot->done_ticks.store(ticks, std::memory_order_relaxed);
+    // Kept in the slot for the stop that follows, which writes it in its own record
+    // (spool::kStopCarriesGpuStop); finalize or exit writes it if that stop never comes.
+    ref.slot->gpu_stop.store(args != nullptr ? args->kernelCh.pTimer : 0, std::memory_order_relaxed);
+    ref.slot->done_ticks.store(ticks, std::memory_order_release);
+    return ncclSuccess;
   }
   uint64_t value = 0;
   if (args != nullptr) {
     switch (state) {
-      case ncclProfilerKernelChStop: value = args->kernelCh.pTimer; break;
       case ncclProfilerKernelStepStop: value = args->kernelStep.pTimer; break;
       case ncclProfilerProxyCtrlAppendEnd: value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
       case ncclProfilerProxyStepSendWait:
@@ -336,19 +339,31 @@ ncclResult_t CoreStop(void* handle) {
   const bool progress = s->watchdog_on && StopMeansProgress(ref.fields.kind);
   const uint64_t nvtx_range = ref.slot->nvtx_range;
   if (recorded || progress) {
-    // A KernelCh stopped right after its KernelChStop state takes that state's time.
-    const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_relaxed);
+    // A KernelCh stopped right after its KernelChStop state takes that state's time, and writes
+    // the state's GPU stamp with its stop.
+    const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_acquire);
     const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
     if (progress) s->watchdog.NoteProgress(ticks);
     if (recorded) {
       const uint64_t id = ref.slot->id;
-      AppendRecordInPlace<spool::StopBody>(BufferForThisThread(s), s->policy, spool::RecordType::kStop,
-                                           static_cast<int>(ref.fields.kind),
-                                           static_cast<uint16_t>(ref.fields.context), 0,
-                                           [&](spool::StopBody& body) {
-                                             body.id = id;
-                                             body.ticks = ticks;
-                                           });
+      const uint16_t context = static_cast<uint16_t>(ref.fields.context);
+      const int kind = static_cast<int>(ref.fields.kind);
+      if (done_ticks != 0) {
+        const uint64_t gpu_stop = ref.slot->gpu_stop.load(std::memory_order_relaxed);
+        AppendRecordInPlace<spool::StopWithGpuStopBody>(BufferForThisThread(s), s->policy, spool::RecordType::kStop,
+                                                        kind, context, spool::kStopCarriesGpuStop,
+                                                        [&](spool::StopWithGpuStopBody& body) {
+                                                          body.id = id;
+                                                          body.ticks = ticks;
+                                                          body.gpu_stop = gpu_stop;
+                                                        });
+      } else {
+        AppendRecordInPlace<spool::StopBody>(BufferForThisThread(s), s->policy, spool::RecordType::kStop, kind,
+                                             context, 0, [&](spool::StopBody& body) {
+                                               body.id = id;
+                                               body.ticks = ticks;
+                                             });
+      }
     }
   }
   if (nvtx_range != 0) s->nvtx.End(nvtx_range);

@@ -122,6 +122,7 @@ ncclResult_t OpenContext(Session* s, const InitArgs& a, void** context) {
 }
 
 void RetireContext(Session* s, Context* ctx) {
+  WriteHeldGpuStops(s, ctx);
   ClaimLiveSlots(s, ctx);
   WritePendingNotices(s);
   ctx->retired_serial.store(ctx->serial & kContextSerialMask, std::memory_order_relaxed);

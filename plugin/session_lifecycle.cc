@@ -225,6 +225,7 @@ struct ExitFlush {
     g_session_closed_at_exit.store(s);
     // NCCL may be tearing itself down too: report on stderr, not through its logger.
     ClearNcclLogger();
+    for (uint32_t i = 0; i < kMaxContexts; ++i) WriteHeldGpuStops(s, ContextAt(s, i));
     WritePendingNotices(s);
     CloseSession(s);
   }

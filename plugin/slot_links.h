@@ -60,6 +60,12 @@ void ReleaseSlot(Session* s, const SlotRef& ref);
 // Writes the notices threads without a buffer left behind (finalize and exit, cold).
 void WritePendingNotices(Session* s);
 
+// Writes as a State record of its own the KernelChStop state of each KernelCh of |ctx| that has
+// it but not yet the stop that would carry it (spool::kStopCarriesGpuStop): for finalize and
+// exit, so a KernelCh that never stops keeps its GPU stop stamp. A stop racing with this writes
+// the stamp a second time, which the export takes as the same.
+void WriteHeldGpuStops(Session* s, Context* ctx);
+
 // Claims every event still holding a slot of |ctx| (events that never stopped, or whose children
 // never came) so their parents in other communicators are released. Their records stay as they
 // are: the exporter writes an event without a stop as incomplete.

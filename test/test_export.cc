@@ -447,6 +447,52 @@ TEST_F(ExportTest, CollWaitsForItsAnnouncedKernelChannels) {
   EXPECT_EQ(Footer(tr)["late_children"], 0);
 }
 
+// The capture writes a KernelCh's KernelChStop state inside its stop (spool format 3); the
+// export reads the one record as it read the two, and a folded stop too short for its stamp is
+// counted as malformed, its stop still taken.
+TEST_F(ExportTest, AStopCarryingItsKernelChStopStateExportsAsTheStateAndStopDid) {
+  uint64_t t = kBaseMono + 1000;
+  uint64_t rt = kBaseRt - kBaseMono;
+  auto write = [&](const std::string& dir, int form) {
+    Spool s(dir);
+    s->Start(0, Kind::kColl, 1, 1, 0, t, Coll(1), spool::kStartAwaitsKernelCh);
+    s->Stop(0, Kind::kColl, 1, 1, t + 100);
+    s->Start(1, Kind::kKernelCh, 1, 2, 1, t + 200, Kch(0, t + 150 + rt));
+    if (form == 0) {
+      s->State(1, Kind::kKernelCh, 1, 2, t + 900, ncclProfilerKernelChStop, t + 850 + rt);
+      s->Stop(1, Kind::kKernelCh, 1, 2, t + 900);
+    } else if (form == 1) {
+      s->StopWithGpuStop(1, Kind::kKernelCh, 1, 2, t + 900, t + 850 + rt);
+    } else {
+      spool::RecordHeader h{};
+      h.type = spool::RecordType::kStop;
+      h.kind = static_cast<uint8_t>(Kind::kKernelCh);
+      h.context = 1;
+      h.flags = spool::kStopCarriesGpuStop;
+      const spool::StopBody cut{2, t + 900};
+      s->Raw(1, h, &cut, sizeof(cut));
+    }
+    s.Close();
+    return s.path;
+  };
+  const std::string two = dir_ + "/two", one = dir_ + "/one", cut = dir_ + "/cut";
+  for (const std::string& d : {two, one, cut}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0) << d;
+  json from_two = ExportValid(write(two, 0));
+  json from_one = ExportValid(write(one, 1));
+  json k = ById(from_one, "KernelCh", 2);
+  EXPECT_EQ(k, ById(from_two, "KernelCh", 2));
+  EXPECT_EQ(ById(from_one, "Coll", 1), ById(from_two, "Coll", 1));
+  EXPECT_EQ(Ns(k["dur"]), 700) << k.dump();
+  EXPECT_FALSE(k["args"].contains("host_timed"));
+  EXPECT_EQ(Footer(from_one)["incomplete"], 0);
+
+  json from_cut = ExportValid(write(cut, 2));
+  EXPECT_NE(last_.message.find("skipped 1 malformed records"), std::string::npos) << last_.message;
+  json kc = ById(from_cut, "KernelCh", 2);
+  EXPECT_EQ(kc["args"]["host_timed"], true) << "no GPU stop was read: " << kc.dump();
+  EXPECT_EQ(Footer(from_cut)["incomplete"], 0) << "its stop still counts";
+}
+
 TEST_F(ExportTest, Lz4AndPlainBlocksGiveTheSameTrace) {
   std::string traces[2];
   for (int lz4 = 0; lz4 < 2; ++lz4) {

@@ -33,10 +33,11 @@ constexpr size_t kKernelChStartBytes = spool::RecordSize(sizeof(spool::StartBody
 
 // |kind|: the event kind of a Start/State/Stop record, 0 for the others.
 template <typename Body>
-void Append(std::vector<uint8_t>* block, spool::RecordType type, int kind, const Body& body) {
+void Append(std::vector<uint8_t>* block, spool::RecordType type, int kind, const Body& body, uint16_t flags = 0) {
   spool::RecordHeader h{};
   h.type = type;
   h.kind = static_cast<uint8_t>(kind);
+  h.flags = flags;
   h.size = spool::RecordSize(sizeof(Body));
   h.context = 1;
   const size_t at = block->size();
@@ -46,7 +47,8 @@ void Append(std::vector<uint8_t>* block, spool::RecordType type, int kind, const
 }
 
 // What the capture leaves for |n| collectives: a name, then per collective a Coll start and stop
-// and a KernelCh start, KernelChStop state and stop, with ids, ticks and GPU stamps that advance.
+// and a KernelCh start and stop (which carries its KernelChStop state), with ids, ticks and GPU
+// stamps that advance.
 std::vector<uint8_t> CapturedBlock(int n) {
   std::vector<uint8_t> block;
   Append(&block, spool::RecordType::kString, 0, spool::StringBody{1, 0});
@@ -71,9 +73,8 @@ std::vector<uint8_t> CapturedBlock(int n) {
     ch.fields.gpu_start = 1700000000000000000ull + 600 * static_cast<uint64_t>(i);
     ch.fields.func = 1;
     Append(&block, spool::RecordType::kStart, static_cast<int>(Kind::kKernelCh), ch);
-    Append(&block, spool::RecordType::kState, static_cast<int>(Kind::kKernelCh),
-           spool::StateBody{id + 1, ticks + 900, ncclProfilerKernelChStop, 0, ch.fields.gpu_start + 350});
-    Append(&block, spool::RecordType::kStop, static_cast<int>(Kind::kKernelCh), spool::StopBody{id + 1, ticks + 950});
+    Append(&block, spool::RecordType::kStop, static_cast<int>(Kind::kKernelCh),
+           spool::StopWithGpuStopBody{id + 1, ticks + 900, ch.fields.gpu_start + 350}, spool::kStopCarriesGpuStop);
   }
   return block;
 }
@@ -91,7 +92,7 @@ TEST(RecordDeltaTest, DecodingUndoesEncodingAndWhatRepeatsBecomesZeros) {
   EXPECT_NE(coded, block);
   // Headers are kept; the first record of each (type, kind, size) is kept whole.
   EXPECT_EQ(memcmp(coded.data(), block.data(), kStringBytes + kCollStartBytes + kStopBytes), 0);
-  // Of the 208 bytes a later collective takes, all but the record headers and the low bytes of
+  // Of the 176 bytes a later collective takes, all but the record headers and the low bytes of
   // the differences are zero: over three quarters, a fifth of the block more than the values.
   EXPECT_GT(ZeroBytes(coded), block.size() * 3 / 4);
   EXPECT_GT(ZeroBytes(coded), ZeroBytes(block) + block.size() / 5);
@@ -104,7 +105,7 @@ TEST(RecordDeltaTest, AHostileBlockIsNeverReadOutsideItAndWhatCannotBeWalkedStay
   // A record header whose size is 0, not a multiple of 8, or past the end, in the middle.
   for (uint16_t bad_size : {uint16_t{0}, uint16_t{4}, uint16_t{12}, uint16_t{0xfff8}}) {
     std::vector<uint8_t> block = good;
-    const size_t at = kStringBytes + kCollStartBytes + kStopBytes + kKernelChStartBytes;  // the first state
+    const size_t at = kStringBytes + kCollStartBytes + kStopBytes + kKernelChStartBytes;  // the first KernelCh stop
     memcpy(block.data() + at + 2, &bad_size, sizeof(bad_size));
     std::vector<uint8_t> coded(block.size());
     spool::EncodeRecordDeltas(block.data(), coded.data(), block.size());

@@ -34,8 +34,9 @@ namespace katrace {
 namespace spool {
 
 constexpr char kFileMagic[8] = {'K', 'A', 'S', 'P', 'O', 'O', 'L', '1'};
-// Version 2 added delta-coded blocks (kBlockDelta); a version 1 spool has none and reads the same.
-constexpr uint32_t kFormatVersion = 2;
+// Version 2 added delta-coded blocks (kBlockDelta); version 3, a KernelCh's Stop that carries its
+// KernelChStop state (kStopCarriesGpuStop). Older spools have neither and read the same.
+constexpr uint32_t kFormatVersion = 3;
 constexpr uint32_t kOldestReadableVersion = 1;
 constexpr uint32_t kBlockMagic = 0x4b4c424bu;  // "KBLK"
 // Upper bound of one block's decoded payload; a reader rejects anything larger.
@@ -241,6 +242,22 @@ struct StopBody {
   uint64_t ticks;
 };
 static_assert(sizeof(StopBody) <= kMaxEventBody, "stop body");
+
+enum StopFlags : uint16_t {
+  // A KernelCh's Stop with its KernelChStop state folded in (body: StopWithGpuStopBody): NCCL's
+  // proxy reports the state just before the stop, so the capture keeps the state's GPU stamp in
+  // the slot and writes one record where it wrote two; its ticks are the state's, which the stop
+  // takes anyway. A KernelCh that never stops has its state written on its own when finalize
+  // claims it.
+  kStopCarriesGpuStop = 1u << 0,
+};
+
+struct StopWithGpuStopBody {
+  uint64_t id;
+  uint64_t ticks;     // the KernelChStop state's, which is also the stop's
+  uint64_t gpu_stop;  // the state's value: the GPU stop stamp (%globaltimer ns; 0 = none given)
+};
+static_assert(offsetof(StopWithGpuStopBody, ticks) == offsetof(StopBody, ticks), "a Stop's ticks are where they were");
 
 struct StringBody {
   uint32_t id;

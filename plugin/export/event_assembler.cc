@@ -14,6 +14,13 @@ using spool::RecordType;
 
 constexpr uint32_t kDenseStrings = 1u << 20;
 
+// A KernelCh's KernelChStop state: its GPU stop stamp (0: NCCL gave none).
+void NoteKernelChGpuStop(AssembledEvent* e, uint64_t gpu_stop) {
+  if (e->kind != Kind::kKernelCh) return;
+  e->gpu_stop = gpu_stop;
+  if (gpu_stop != 0) e->flags |= kEvGpuStopSeen;
+}
+
 }  // namespace
 
 EventAssembler::EventAssembler(const SpoolIndex& index, size_t max_live, Sink sink)
@@ -194,10 +201,7 @@ void EventAssembler::OnState(const MergedRecord& r) {
   AssembledEvent& e = l.ev;
   // Kept as plain ints: NCCL's state numbers are open-ended.
   if (state == static_cast<int32_t>(ncclProfilerKernelChStop)) {
-    if (e.kind == Kind::kKernelCh) {
-      e.gpu_stop = s.value;
-      if (s.value != 0) e.flags |= kEvGpuStopSeen;
-    }
+    NoteKernelChGpuStop(&e, s.value);
     return;
   }
   if (state == static_cast<int32_t>(ncclProfilerKernelStepStop)) {
@@ -254,6 +258,14 @@ void EventAssembler::OnStop(const MergedRecord& r) {
   Live& l = pool_[idx];
   if (l.stopped) return;  // only the first stop counts
   l.stopped = true;
+  // A KernelCh's stop with its KernelChStop state folded in: the state, then the stop.
+  if (r.header.flags & spool::kStopCarriesGpuStop) {
+    if (r.body_size < sizeof(spool::StopWithGpuStopBody)) {
+      ++counts_.short_records;
+    } else {
+      NoteKernelChGpuStop(&l.ev, ReadBody<spool::StopWithGpuStopBody>(r.body, r.body_size).gpu_stop);
+    }
+  }
   l.ev.stop_ns = index_.clock.Ns(s.ticks);
   if (--l.holds == 0) Complete(idx);
 }

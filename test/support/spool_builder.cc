@@ -164,6 +164,13 @@ void SpoolBuilder::Stop(uint32_t stream, Kind kind, uint16_t context, uint64_t i
   Append(stream, spool::RecordType::kStop, static_cast<uint8_t>(kind), context, 0, &s, sizeof(s));
 }
 
+void SpoolBuilder::StopWithGpuStop(uint32_t stream, Kind kind, uint16_t context, uint64_t id, uint64_t ticks,
+                                   uint64_t gpu_stop) {
+  spool::StopWithGpuStopBody s{id, ticks, gpu_stop};
+  Append(stream, spool::RecordType::kStop, static_cast<uint8_t>(kind), context, spool::kStopCarriesGpuStop, &s,
+         sizeof(s));
+}
+
 void SpoolBuilder::Counters(const spool::CountersBody& counters, uint32_t stream) {
   Append(stream, spool::RecordType::kCounters, 0, 0, 0, &counters, sizeof(counters));
 }

@@ -48,6 +48,9 @@ class SpoolBuilder {
   void State(uint32_t stream, katrace::Kind kind, uint16_t context, uint64_t id, uint64_t ticks, int32_t state,
              uint64_t value = 0);
   void Stop(uint32_t stream, katrace::Kind kind, uint16_t context, uint64_t id, uint64_t ticks);
+  // A KernelCh's stop with its KernelChStop state folded in, as the capture writes it.
+  void StopWithGpuStop(uint32_t stream, katrace::Kind kind, uint16_t context, uint64_t id, uint64_t ticks,
+                       uint64_t gpu_stop);
   void Counters(const katrace::spool::CountersBody& counters, uint32_t stream = 0);
   // Flushes every other stream, then writes End in |stream| and flushes it: nothing follows.
   void End(uint32_t stream = 0);

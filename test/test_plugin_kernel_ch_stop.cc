@@ -1,0 +1,189 @@
+// A KernelCh's KernelChStop state, through the real .so: NCCL's proxy reports it just before the
+// KernelCh's stop, so the capture writes the two as one Stop record that carries the GPU stop
+// stamp (spool::kStopCarriesGpuStop). A KernelCh that never stops still has its stamp written, on
+// its own, when its communicator is finalized or the process exits. Read from the spool itself (uncompressed, so the
+// test walks it with nothing but the format header) and from the trace the export builds.
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "katrace/event_kinds.h"
+#include "katrace/spool_format.h"
+#include "test/support/plugin_test.h"
+#include "test/support/subprocess.h"
+
+namespace katrace_test {
+namespace {
+
+namespace spool = katrace::spool;
+using katrace::Kind;
+
+struct SpoolRecord {
+  spool::RecordHeader header;
+  std::vector<uint8_t> body;
+};
+
+// The records of an uncompressed spool (KATRACE_SPOOL_COMPRESS=none), in file order.
+std::vector<SpoolRecord> ReadRecords(const std::string& path) {
+  std::vector<SpoolRecord> out;
+  FILE* f = fopen(path.c_str(), "rb");
+  EXPECT_NE(f, nullptr) << path;
+  if (f == nullptr) return out;
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  for (size_t n; (n = fread(chunk, 1, sizeof(chunk), f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
+  fclose(f);
+  spool::FileHeader fh;
+  EXPECT_GE(bytes.size(), sizeof(fh));
+  if (bytes.size() < sizeof(fh)) return out;
+  memcpy(&fh, bytes.data(), sizeof(fh));
+  EXPECT_EQ(fh.version, spool::kFormatVersion);
+  for (size_t at = fh.header_bytes; at + sizeof(spool::BlockHeader) <= bytes.size();) {
+    spool::BlockHeader bh;
+    memcpy(&bh, bytes.data() + at, sizeof(bh));
+    EXPECT_EQ(bh.magic, spool::kBlockMagic);
+    EXPECT_EQ(bh.flags, 0u) << "an uncompressed spool's blocks are stored as they are";
+    at += sizeof(bh);
+    if (bh.magic != spool::kBlockMagic || bh.flags != 0 || bh.stored_bytes > bytes.size() - at) return out;
+    for (size_t r = at; r + sizeof(spool::RecordHeader) <= at + bh.stored_bytes;) {
+      SpoolRecord rec;
+      memcpy(&rec.header, bytes.data() + r, sizeof(rec.header));
+      if (rec.header.size < sizeof(rec.header) || rec.header.size > at + bh.stored_bytes - r) {
+        ADD_FAILURE() << "malformed record at " << r;
+        return out;
+      }
+      rec.body.assign(bytes.data() + r + sizeof(rec.header), bytes.data() + r + rec.header.size);
+      out.push_back(rec);
+      r += rec.header.size;
+    }
+    at += bh.stored_bytes;
+  }
+  return out;
+}
+
+std::vector<SpoolRecord> KernelChRecords(const std::vector<SpoolRecord>& all, spool::RecordType type) {
+  std::vector<SpoolRecord> out;
+  for (const SpoolRecord& r : all) {
+    if (r.header.type == type && r.header.kind == static_cast<uint8_t>(Kind::kKernelCh)) out.push_back(r);
+  }
+  return out;
+}
+
+class KernelChStopTest : public PluginTest {
+ protected:
+  void SetUp() override {
+    PluginTest::SetUp();
+    setenv("KATRACE_SPOOL_COMPRESS", "none", 1);
+  }
+  std::string Spool() const { return trace_path_ + ".kspool"; }
+
+  // A Coll with one channel whose KernelCh runs from |gpu_start| and gets its KernelChStop state
+  // with |gpu_stop|; stopped as NCCL's proxy does, or never. Returns the KernelCh's handle.
+  void* CollWithKernelCh(void* ctx, uint64_t gpu_start, uint64_t gpu_stop, bool stop) {
+    void* coll = nullptr;
+    auto d = CollDescr(nullptr, "AllReduce", 1, 1024, 1);
+    v6().startEvent(ctx, &coll, &d);
+    v6().stopEvent(coll);
+    void* k = nullptr;
+    auto kd = KernelChDescr(coll, 0, gpu_start);
+    v6().startEvent(ctx, &k, &kd);
+    ncclProfilerEventStateArgs_v6_t a{};
+    a.kernelCh.pTimer = gpu_stop;
+    v6().recordEventState(k, ncclProfilerKernelChStop, &a);
+    if (stop) v6().stopEvent(k);
+    return k;
+  }
+};
+
+TEST_F(KernelChStopTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
+  setenv("KATRACE_EXPORT", "off", 1);
+  Comm c = InitComm(0x51, 0, 1);
+  const uint64_t t0 = GpuNow();
+  CollWithKernelCh(c.ctx, t0, t0 + 2048, true);
+  v6().finalize(c.ctx);
+
+  const std::vector<SpoolRecord> records = ReadRecords(Spool());
+  const auto starts = KernelChRecords(records, spool::RecordType::kStart);
+  const auto states = KernelChRecords(records, spool::RecordType::kState);
+  const auto stops = KernelChRecords(records, spool::RecordType::kStop);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(states.size(), 0u) << "the state travels with the stop";
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].header.flags, spool::kStopCarriesGpuStop);
+  EXPECT_EQ(stops[0].header.size, spool::RecordSize(sizeof(spool::StopWithGpuStopBody)));
+  spool::StartBody start;
+  memcpy(&start, starts[0].body.data(), sizeof(start));
+  spool::StopWithGpuStopBody stop;
+  ASSERT_GE(stops[0].body.size(), sizeof(stop));
+  memcpy(&stop, stops[0].body.data(), sizeof(stop));
+  EXPECT_EQ(stop.id, start.id);
+  EXPECT_GE(stop.ticks, start.ticks);
+  EXPECT_EQ(stop.gpu_stop, t0 + 2048);
+  // A Coll's stop has no state to carry.
+  for (const SpoolRecord& r : records) {
+    if (r.header.type == spool::RecordType::kStop && r.header.kind == static_cast<uint8_t>(Kind::kColl)) {
+      EXPECT_EQ(r.header.flags, 0);
+      EXPECT_EQ(r.header.size, spool::RecordSize(sizeof(spool::StopBody)));
+    }
+  }
+
+  // The export reads the stamp from the stop: the slice lasts exactly the GPU's 2,048 ns.
+  ProcessOutput r = RunProcess(ToolPath("katrace-export"), {Spool(), "--quiet"}, {}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto trace = ExpectValidTrace(trace_path_);
+  auto kernel_ch = Slices(trace, "KernelCh");
+  ASSERT_EQ(kernel_ch.size(), 1u);
+  EXPECT_NEAR(kernel_ch[0]["dur"].get<double>(), 2.048, 1e-9) << kernel_ch[0].dump();
+  EXPECT_EQ(Footer(trace)["incomplete"], 0);
+}
+
+TEST_F(KernelChStopTest, AKernelChThatNeverStopsKeepsItsGpuStopStampAtFinalize) {
+  setenv("KATRACE_KEEP_SPOOL", "1", 1);
+  setenv("KATRACE_SUMMARY", "0", 1);
+  Comm c = InitComm(0x52, 0, 1);
+  const uint64_t t0 = GpuNow();
+  CollWithKernelCh(c.ctx, t0, t0 + 4096, false);
+  v6().finalize(c.ctx);
+
+  const std::vector<SpoolRecord> records = ReadRecords(Spool());
+  const auto states = KernelChRecords(records, spool::RecordType::kState);
+  EXPECT_EQ(KernelChRecords(records, spool::RecordType::kStop).size(), 0u);
+  ASSERT_EQ(states.size(), 1u) << "finalize writes the state the missing stop would have carried";
+  spool::StateBody state;
+  ASSERT_GE(states[0].body.size(), sizeof(state));
+  memcpy(&state, states[0].body.data(), sizeof(state));
+  EXPECT_EQ(state.state, ncclProfilerKernelChStop);
+  EXPECT_EQ(state.value, t0 + 4096);
+
+  auto trace = ExpectValidTrace(trace_path_);
+  auto kernel_ch = Slices(trace, "KernelCh");
+  ASSERT_EQ(kernel_ch.size(), 1u);
+  EXPECT_TRUE(kernel_ch[0]["args"].value("incomplete", false)) << kernel_ch[0].dump();
+  EXPECT_NEAR(kernel_ch[0]["dur"].get<double>(), 4.096, 1e-9) << "its GPU stop is known: " << kernel_ch[0].dump();
+}
+
+// The same at exit, with the communicator never finalized (test/fixtures/capture_driver).
+TEST_F(KernelChStopTest, AKernelChUnstoppedAtExitKeepsItsGpuStopStamp) {
+  ProcessOutput r = RunProcess(BuildPath("test/capture_driver"), {PluginPath(), "exit-unstopped"},
+                               {"KATRACE_OUTPUT=" + trace_path_, "KATRACE_SPOOL_COMPRESS=none", "KATRACE_KEEP_SPOOL=1",
+                                "KATRACE_SUMMARY=0", "KATRACE_MASK=coll,kernelch"},
+                               dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  unsigned long long gpu_stop = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "gpu_stop %llu", &gpu_stop), 1) << r.out;
+  const auto states = KernelChRecords(ReadRecords(Spool()), spool::RecordType::kState);
+  ASSERT_EQ(states.size(), 1u) << "the exit writes the state the missing stop would have carried";
+  spool::StateBody state;
+  ASSERT_GE(states[0].body.size(), sizeof(state));
+  memcpy(&state, states[0].body.data(), sizeof(state));
+  EXPECT_EQ(state.state, ncclProfilerKernelChStop);
+  EXPECT_EQ(state.value, gpu_stop);
+  auto kernel_ch = Slices(ExpectValidTrace(trace_path_), "KernelCh");
+  ASSERT_EQ(kernel_ch.size(), 1u);
+  EXPECT_NEAR(kernel_ch[0]["dur"].get<double>(), 8.192, 1e-9) << kernel_ch[0].dump();
+}
+
+}  // namespace
+}  // namespace katrace_test
