@@ -2,9 +2,10 @@
 // capture buffers into the spool file. The producer here is as cheap as a producer can be (it
 // copies prepared records into its capture buffer through the real appender, with no handles,
 // pools or clock reads), so unlike writer_bench, which goes through the ABI, the writer is what
-// limits the rate: the count of producer waits says so. The records are the five a sustained
-// collective leaves (Coll start and stop, KernelCh start, KernelChStop state and stop), with
-// times and ids that advance as they do in a real run, so LZ4 sees realistic bytes.
+// limits the rate: the count of producer waits says so. The records are the four a sustained
+// collective leaves (Coll start and stop, KernelCh start, and its stop with its KernelChStop
+// state folded in), with times and ids that advance as they do in a real run, so LZ4 sees
+// realistic bytes.
 //
 //   spool_writer_bench RECORDS DIR [lz4|none] [threads]
 //
@@ -46,9 +47,9 @@ double Seconds() {
 
 constexpr int kColl = static_cast<int>(katrace::Kind::kColl);
 constexpr int kKernelCh = static_cast<int>(katrace::Kind::kKernelCh);
-constexpr int kRecordsPerCollective = 5;
+constexpr int kRecordsPerCollective = 4;
 
-// One collective's five records; returns the records appended (always 5 in wait mode).
+// One collective's four records; returns the records appended (always 4 in wait mode).
 uint64_t AppendCollective(ThreadBuffer* b, const AppendPolicy& policy, uint64_t n, uint64_t base_id) {
   const uint64_t ticks = n * 1300;  // a collective every ~600 ns at 2.1 GHz
   const uint64_t coll = base_id + 2 * n, ch = coll + 1;
@@ -64,13 +65,12 @@ uint64_t AppendCollective(ThreadBuffer* b, const AppendPolicy& policy, uint64_t 
   StartRecord<spool::KernelChFields> ks{{ch, coll, ticks + 400}, {}};
   ks.fields.gpu_start = 1700000000000000000ull + n * 600;
   ks.fields.func = 1;
-  spool::StateBody state{ch, ticks + 900, ncclProfilerKernelChStop, 0, ks.fields.gpu_start + 350};
   uint64_t ok = 0;
   ok += AppendRecord(b, policy, spool::RecordType::kStart, kColl, 1, spool::kStartAwaitsKernelCh, cs);
   ok += AppendRecord(b, policy, spool::RecordType::kStop, kColl, 1, 0, spool::StopBody{coll, ticks + 250});
   ok += AppendRecord(b, policy, spool::RecordType::kStart, kKernelCh, 1, 0, ks);
-  ok += AppendRecord(b, policy, spool::RecordType::kState, kKernelCh, 1, 0, state);
-  ok += AppendRecord(b, policy, spool::RecordType::kStop, kKernelCh, 1, 0, spool::StopBody{ch, ticks + 950});
+  ok += AppendRecord(b, policy, spool::RecordType::kStop, kKernelCh, 1, spool::kStopCarriesGpuStop,
+                     spool::StopWithGpuStopBody{ch, ticks + 900, ks.fields.gpu_start + 350});
   return ok;
 }
 
