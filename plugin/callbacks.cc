@@ -267,17 +267,18 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
     return ncclSuccess;
   }
   const uint64_t ticks = NowTicks();
-  if (state == ncclProfilerKernelChStop && ref.fields.kind == Kind::kKernelCh) {
-    // Kept in the slot for the stop that follows, which writes it in its own record
-    // (spool::kStopCarriesGpuStop); finalize or exit writes it if that stop never comes.
-    ref.slot->gpu_stop.store(args != nullptr ? args->kernelCh.pTimer : 0, std::memory_order_relaxed);
+  if (state == spool::GpuStopStateOf(ref.fields.kind)) {
+    // A GPU stop stamp, kept in the slot for the stop that follows, which writes it in its own
+    // record (spool::kStopCarriesGpuStop); finalize or exit writes it if that stop never comes.
+    uint64_t gpu_stop = 0;
+    if (args != nullptr) gpu_stop = ref.fields.kind == Kind::kKernelCh ? args->kernelCh.pTimer : args->kernelStep.pTimer;
+    ref.slot->gpu_stop.store(gpu_stop, std::memory_order_relaxed);
     ref.slot->done_ticks.store(ticks, std::memory_order_release);
     return ncclSuccess;
   }
   uint64_t value = 0;
   if (args != nullptr) {
     switch (state) {
-      case ncclProfilerKernelStepStop: value = args->kernelStep.pTimer; break;
       case ncclProfilerProxyCtrlAppendEnd: value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps); break;
       case ncclProfilerProxyStepSendWait:
       case ncclProfilerProxyStepRecvFlushWait: value = args->proxyStep.transSize; break;
@@ -339,8 +340,8 @@ ncclResult_t CoreStop(void* handle) {
   const bool progress = s->watchdog_on && StopMeansProgress(ref.fields.kind);
   const uint64_t nvtx_range = ref.slot->nvtx_range;
   if (recorded || progress) {
-    // A KernelCh stopped right after its KernelChStop state takes that state's time, and writes
-    // the state's GPU stamp with its stop.
+    // A KernelCh or KernelStep stopped right after its GPU stop state takes that state's time,
+    // and writes the state's GPU stamp with its stop.
     const uint64_t done_ticks = ref.slot->done_ticks.load(std::memory_order_acquire);
     const uint64_t ticks = done_ticks != 0 ? done_ticks : NowTicks();
     if (progress) s->watchdog.NoteProgress(ticks);

@@ -35,10 +35,11 @@ struct EventSlot {
   std::atomic<uint64_t> task_mask{0};
   // Announced KernelCh children that were not recorded (dropped): the export must stop waiting.
   std::atomic<uint32_t> unrecorded_awaited{0};
-  // KernelCh: the host time of its KernelChStop state (0 before it) and the state's GPU stop
-  // stamp, which its stop writes in its own record (spool::kStopCarriesGpuStop): NCCL's proxy
-  // reports the two back to back, and a second clock read or record would tell the export
-  // nothing. |gpu_stop| is written first; |done_ticks| publishes it.
+  // KernelCh, KernelStep: the host time of its GPU stop state (0 before it; spool::GpuStopStateOf)
+  // and the state's GPU stop stamp, which its stop writes in its own record
+  // (spool::kStopCarriesGpuStop): NCCL's proxy reports the two back to back, and a second clock
+  // read or record would tell the export nothing. |gpu_stop| is written first; |done_ticks|
+  // publishes it.
   std::atomic<uint64_t> done_ticks{0};
   std::atomic<uint64_t> gpu_stop{0};
   // The parent whose hold this event owns, as its handle decoded (|holds_parent| false: none).

@@ -62,19 +62,21 @@ void ReleaseSlot(Session* s, const SlotRef& ref) {
 }
 
 void WriteHeldGpuStops(Session* s, Context* ctx) {
-  EventPool* pool = ctx != nullptr ? ctx->pools[static_cast<int>(Kind::kKernelCh)].load(std::memory_order_acquire) : nullptr;
-  if (pool == nullptr || !s->spooling) return;
+  if (ctx == nullptr || !s->spooling) return;
   AppendPolicy waiting = s->policy;
   waiting.drop_when_full = false;
-  for (uint32_t i = 0; i < pool->size(); ++i) {
-    EventSlot& slot = pool->slot(i);
-    const uint64_t w = slot.state.load(std::memory_order_acquire);
-    if (!SlotState::IsLiveUnstopped(w, SlotState::Generation(w)) || !slot.recorded) continue;
-    const uint64_t ticks = slot.done_ticks.load(std::memory_order_acquire);
-    if (ticks == 0) continue;
-    spool::StateBody body{slot.id, ticks, ncclProfilerKernelChStop, 0, slot.gpu_stop.load(std::memory_order_relaxed)};
-    AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kState, static_cast<int>(Kind::kKernelCh),
-                 static_cast<uint16_t>(ctx->index), 0, body);
+  for (Kind kind : {Kind::kKernelCh, Kind::kKernelStep}) {
+    EventPool* pool = ctx->pools[static_cast<int>(kind)].load(std::memory_order_acquire);
+    for (uint32_t i = 0; pool != nullptr && i < pool->size(); ++i) {
+      EventSlot& slot = pool->slot(i);
+      const uint64_t w = slot.state.load(std::memory_order_acquire);
+      if (!SlotState::IsLiveUnstopped(w, SlotState::Generation(w)) || !slot.recorded) continue;
+      const uint64_t ticks = slot.done_ticks.load(std::memory_order_acquire);
+      if (ticks == 0) continue;
+      spool::StateBody body{slot.id, ticks, spool::GpuStopStateOf(kind), 0, slot.gpu_stop.load(std::memory_order_relaxed)};
+      AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kState, static_cast<int>(kind),
+                   static_cast<uint16_t>(ctx->index), 0, body);
+    }
   }
 }
 

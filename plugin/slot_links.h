@@ -60,10 +60,10 @@ void ReleaseSlot(Session* s, const SlotRef& ref);
 // Writes the notices threads without a buffer left behind (finalize and exit, cold).
 void WritePendingNotices(Session* s);
 
-// Writes as a State record of its own the KernelChStop state of each KernelCh of |ctx| that has
-// it but not yet the stop that would carry it (spool::kStopCarriesGpuStop): for finalize and
-// exit, so a KernelCh that never stops keeps its GPU stop stamp. A stop racing with this writes
-// the stamp a second time, which the export takes as the same.
+// Writes as a State record of its own the GPU stop state of each KernelCh and KernelStep of
+// |ctx| that has it but not yet the stop that would carry it (spool::kStopCarriesGpuStop): for
+// finalize and exit, so an event that never stops keeps its GPU stop stamp. A stop racing with
+// this writes the stamp a second time, which the export takes as the same.
 void WriteHeldGpuStops(Session* s, Context* ctx);
 
 // Claims every event still holding a slot of |ctx| (events that never stopped, or whose children

@@ -448,8 +448,8 @@ TEST_F(ExportTest, CollWaitsForItsAnnouncedKernelChannels) {
 }
 
 // The capture writes a KernelCh's KernelChStop state inside its stop (spool format 3); the
-// export reads the one record as it read the two, and a folded stop too short for its stamp is
-// counted as malformed, its stop still taken.
+// export reads the one record as it read the two, and a folded stop too short for its stamp, or
+// of a kind without a GPU stop, is counted as malformed, its stop still taken.
 TEST_F(ExportTest, AStopCarryingItsKernelChStopStateExportsAsTheStateAndStopDid) {
   uint64_t t = kBaseMono + 1000;
   uint64_t rt = kBaseRt - kBaseMono;
@@ -491,6 +491,18 @@ TEST_F(ExportTest, AStopCarryingItsKernelChStopStateExportsAsTheStateAndStopDid)
   json kc = ById(from_cut, "KernelCh", 2);
   EXPECT_EQ(kc["args"]["host_timed"], true) << "no GPU stop was read: " << kc.dump();
   EXPECT_EQ(Footer(from_cut)["incomplete"], 0) << "its stop still counts";
+
+  // The flag on a kind that has no GPU stop state: malformed, the stop still taken.
+  const std::string coll_dir = dir_ + "/coll";
+  ASSERT_EQ(mkdir(coll_dir.c_str(), 0755), 0);
+  Spool c(coll_dir);
+  c->Start(0, Kind::kColl, 1, 1, 0, t, Coll(0));
+  c->StopWithGpuStop(0, Kind::kColl, 1, 1, t + 100, t + rt);
+  c.Close();
+  json from_coll = ExportValid(c.path);
+  EXPECT_NE(last_.message.find("skipped 1 malformed records"), std::string::npos) << last_.message;
+  EXPECT_EQ(Ns(ById(from_coll, "Coll", 1)["dur"]), 100);
+  EXPECT_EQ(Footer(from_coll)["incomplete"], 0);
 }
 
 TEST_F(ExportTest, Lz4AndPlainBlocksGiveTheSameTrace) {

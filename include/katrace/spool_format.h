@@ -34,8 +34,8 @@ namespace katrace {
 namespace spool {
 
 constexpr char kFileMagic[8] = {'K', 'A', 'S', 'P', 'O', 'O', 'L', '1'};
-// Version 2 added delta-coded blocks (kBlockDelta); version 3, a KernelCh's Stop that carries its
-// KernelChStop state (kStopCarriesGpuStop). Older spools have neither and read the same.
+// Version 2 added delta-coded blocks (kBlockDelta); version 3, a GPU event's Stop that carries its
+// GPU stop state (kStopCarriesGpuStop). Older spools have neither and read the same.
 constexpr uint32_t kFormatVersion = 3;
 constexpr uint32_t kOldestReadableVersion = 1;
 constexpr uint32_t kBlockMagic = 0x4b4c424bu;  // "KBLK"
@@ -244,18 +244,27 @@ struct StopBody {
 static_assert(sizeof(StopBody) <= kMaxEventBody, "stop body");
 
 enum StopFlags : uint16_t {
-  // A KernelCh's Stop with its KernelChStop state folded in (body: StopWithGpuStopBody): NCCL's
-  // proxy reports the state just before the stop, so the capture keeps the state's GPU stamp in
-  // the slot and writes one record where it wrote two; its ticks are the state's, which the stop
-  // takes anyway. A KernelCh that never stops has its state written on its own when finalize
-  // claims it.
+  // A GPU event's Stop with its GPU stop state folded in (body: StopWithGpuStopBody): a
+  // KernelCh's KernelChStop, a KernelStep's KernelStepStop (GpuStopStateOf). NCCL's proxy (and
+  // the step drain) report that state just before the stop, so the capture keeps the state's GPU
+  // stamp in the slot and writes one record where it wrote two; its ticks are the state's, which
+  // the stop takes. An event that never stops has its state written on its own at finalize or
+  // exit.
   kStopCarriesGpuStop = 1u << 0,
 };
 
+// The state a kStopCarriesGpuStop Stop of |kind| folds in; -1 for a kind that has none.
+constexpr int32_t GpuStopStateOf(Kind kind) {
+  return kind == Kind::kKernelCh     ? static_cast<int32_t>(ncclProfilerKernelChStop)
+         : kind == Kind::kKernelStep ? static_cast<int32_t>(ncclProfilerKernelStepStop)
+                                     : -1;
+}
+
 struct StopWithGpuStopBody {
   uint64_t id;
-  uint64_t ticks;     // the KernelChStop state's, which is also the stop's
-  uint64_t gpu_stop;  // the state's value: the GPU stop stamp (%globaltimer ns; 0 = none given)
+  uint64_t ticks;     // the state's, which is also the stop's
+  uint64_t gpu_stop;  // the state's value: the GPU stop stamp (%globaltimer ns; 0 = none given,
+                      // which for a KernelStep means the drain gave up waiting for it)
 };
 static_assert(offsetof(StopWithGpuStopBody, ticks) == offsetof(StopBody, ticks), "a Stop's ticks are where they were");
 

@@ -14,9 +14,13 @@ using spool::RecordType;
 
 constexpr uint32_t kDenseStrings = 1u << 20;
 
-// A KernelCh's KernelChStop state: its GPU stop stamp (0: NCCL gave none).
-void NoteKernelChGpuStop(AssembledEvent* e, uint64_t gpu_stop) {
-  if (e->kind != Kind::kKernelCh) return;
+// A GPU event's GPU stop state (spool::GpuStopStateOf), from a State or folded into its Stop: a
+// KernelCh's stamp (0: NCCL gave none), a KernelStep's (0: the drain gave up waiting for it).
+void NoteGpuStop(AssembledEvent* e, uint64_t gpu_stop) {
+  if (e->kind == Kind::kKernelStep && gpu_stop == 0) {
+    e->flags |= kEvAbandoned;
+    return;
+  }
   e->gpu_stop = gpu_stop;
   if (gpu_stop != 0) e->flags |= kEvGpuStopSeen;
 }
@@ -200,19 +204,8 @@ void EventAssembler::OnState(const MergedRecord& r) {
   if (l.stopped) return;  // as the plugin did: states after the stop are ignored
   AssembledEvent& e = l.ev;
   // Kept as plain ints: NCCL's state numbers are open-ended.
-  if (state == static_cast<int32_t>(ncclProfilerKernelChStop)) {
-    NoteKernelChGpuStop(&e, s.value);
-    return;
-  }
-  if (state == static_cast<int32_t>(ncclProfilerKernelStepStop)) {
-    if (e.kind == Kind::kKernelStep) {
-      if (s.value == 0) {
-        e.flags |= kEvAbandoned;  // the drain gave up waiting for this slice's stop
-      } else {
-        e.gpu_stop = s.value;
-        e.flags |= kEvGpuStopSeen;
-      }
-    }
+  if (state == static_cast<int32_t>(ncclProfilerKernelChStop) || state == static_cast<int32_t>(ncclProfilerKernelStepStop)) {
+    if (state == spool::GpuStopStateOf(e.kind)) NoteGpuStop(&e, s.value);
     return;
   }
   if (state == static_cast<int32_t>(ncclProfilerNetPluginUpdate)) {
@@ -258,12 +251,13 @@ void EventAssembler::OnStop(const MergedRecord& r) {
   Live& l = pool_[idx];
   if (l.stopped) return;  // only the first stop counts
   l.stopped = true;
-  // A KernelCh's stop with its KernelChStop state folded in: the state, then the stop.
+  // A GPU event's stop with its GPU stop state folded in: the state, then the stop. The flag on
+  // a stop too short for the stamp, or of a kind without one, is malformed.
   if (r.header.flags & spool::kStopCarriesGpuStop) {
-    if (r.body_size < sizeof(spool::StopWithGpuStopBody)) {
+    if (r.body_size < sizeof(spool::StopWithGpuStopBody) || spool::GpuStopStateOf(l.ev.kind) < 0) {
       ++counts_.short_records;
     } else {
-      NoteKernelChGpuStop(&l.ev, ReadBody<spool::StopWithGpuStopBody>(r.body, r.body_size).gpu_stop);
+      NoteGpuStop(&l.ev, ReadBody<spool::StopWithGpuStopBody>(r.body, r.body_size).gpu_stop);
     }
   }
   l.ev.stop_ns = index_.clock.Ns(s.ticks);

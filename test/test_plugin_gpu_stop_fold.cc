@@ -1,8 +1,10 @@
-// A KernelCh's KernelChStop state, through the real .so: NCCL's proxy reports it just before the
-// KernelCh's stop, so the capture writes the two as one Stop record that carries the GPU stop
-// stamp (spool::kStopCarriesGpuStop). A KernelCh that never stops still has its stamp written, on
-// its own, when its communicator is finalized or the process exits. Read from the spool itself (uncompressed, so the
-// test walks it with nothing but the format header) and from the trace the export builds.
+// A GPU event's GPU stop state, through the real .so: NCCL's proxy reports a KernelCh's
+// KernelChStop (and the step drain a KernelStep's KernelStepStop) just before its stop, so the
+// capture writes the two as one Stop record that carries the GPU stop stamp
+// (spool::kStopCarriesGpuStop). An event that never stops still has its stamp written, on its
+// own, when its communicator is finalized or the process exits. Read from the spool itself
+// (uncompressed, so the test walks it with nothing but the format header) and from the trace the
+// export builds.
 #include <stdio.h>
 #include <string.h>
 
@@ -63,15 +65,18 @@ std::vector<SpoolRecord> ReadRecords(const std::string& path) {
   return out;
 }
 
-std::vector<SpoolRecord> KernelChRecords(const std::vector<SpoolRecord>& all, spool::RecordType type) {
+std::vector<SpoolRecord> RecordsOf(const std::vector<SpoolRecord>& all, spool::RecordType type, Kind kind) {
   std::vector<SpoolRecord> out;
   for (const SpoolRecord& r : all) {
-    if (r.header.type == type && r.header.kind == static_cast<uint8_t>(Kind::kKernelCh)) out.push_back(r);
+    if (r.header.type == type && r.header.kind == static_cast<uint8_t>(kind)) out.push_back(r);
   }
   return out;
 }
+std::vector<SpoolRecord> KernelChRecords(const std::vector<SpoolRecord>& all, spool::RecordType type) {
+  return RecordsOf(all, type, Kind::kKernelCh);
+}
 
-class KernelChStopTest : public PluginTest {
+class GpuStopFoldTest : public PluginTest {
  protected:
   void SetUp() override {
     PluginTest::SetUp();
@@ -97,7 +102,7 @@ class KernelChStopTest : public PluginTest {
   }
 };
 
-TEST_F(KernelChStopTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
+TEST_F(GpuStopFoldTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
   setenv("KATRACE_EXPORT", "off", 1);
   Comm c = InitComm(0x51, 0, 1);
   const uint64_t t0 = GpuNow();
@@ -139,7 +144,7 @@ TEST_F(KernelChStopTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
   EXPECT_EQ(Footer(trace)["incomplete"], 0);
 }
 
-TEST_F(KernelChStopTest, AKernelChThatNeverStopsKeepsItsGpuStopStampAtFinalize) {
+TEST_F(GpuStopFoldTest, AKernelChThatNeverStopsKeepsItsGpuStopStampAtFinalize) {
   setenv("KATRACE_KEEP_SPOOL", "1", 1);
   setenv("KATRACE_SUMMARY", "0", 1);
   Comm c = InitComm(0x52, 0, 1);
@@ -165,7 +170,7 @@ TEST_F(KernelChStopTest, AKernelChThatNeverStopsKeepsItsGpuStopStampAtFinalize) 
 }
 
 // The same at exit, with the communicator never finalized (test/fixtures/capture_driver).
-TEST_F(KernelChStopTest, AKernelChUnstoppedAtExitKeepsItsGpuStopStamp) {
+TEST_F(GpuStopFoldTest, AKernelChUnstoppedAtExitKeepsItsGpuStopStamp) {
   ProcessOutput r = RunProcess(BuildPath("test/capture_driver"), {PluginPath(), "exit-unstopped"},
                                {"KATRACE_OUTPUT=" + trace_path_, "KATRACE_SPOOL_COMPRESS=none", "KATRACE_KEEP_SPOOL=1",
                                 "KATRACE_SUMMARY=0", "KATRACE_MASK=coll,kernelch"},
@@ -183,6 +188,64 @@ TEST_F(KernelChStopTest, AKernelChUnstoppedAtExitKeepsItsGpuStopStamp) {
   auto kernel_ch = Slices(ExpectValidTrace(trace_path_), "KernelCh");
   ASSERT_EQ(kernel_ch.size(), 1u);
   EXPECT_NEAR(kernel_ch[0]["dur"].get<double>(), 8.192, 1e-9) << kernel_ch[0].dump();
+}
+
+// A KernelStep's stop carries its KernelStepStop state the same way; a stamp of 0 (the drain gave
+// up waiting for the slice's stop) still reads as abandoned.
+TEST_F(GpuStopFoldTest, AKernelStepStopCarriesItsStateAndAnAbandonedOneStaysAbandoned) {
+  setenv("KATRACE_KEEP_SPOOL", "1", 1);
+  setenv("KATRACE_SUMMARY", "0", 1);
+  Comm c = InitComm(0x53, 0, 2);
+  ASSERT_NE(c.mask & ncclProfileKernelStep, 0);
+  // Its steps run inside its channel's kernel work, as in the simulator.
+  void* coll = nullptr;
+  auto cd = CollDescr(nullptr, "AllReduce", 1, 1024, 1);
+  v6().startEvent(c.ctx, &coll, &cd);
+  v6().stopEvent(coll);
+  const uint64_t t0 = GpuNow();
+  void* kernel_ch = nullptr;
+  auto kd = KernelChDescr(coll, 0, t0);
+  v6().startEvent(c.ctx, &kernel_ch, &kd);
+  for (int step = 0; step < 2; ++step) {
+    void* h = nullptr;
+    auto d = KernelStepDescr(coll, 0, true, 1, static_cast<uint32_t>(step), t0 + 100, t0 + 200);
+    v6().startEvent(c.ctx, &h, &d);
+    ASSERT_NE(h, nullptr);
+    ncclProfilerEventStateArgs_v6_t a{};
+    a.kernelStep.pTimer = step == 0 ? t0 + 1200 : 0;
+    v6().recordEventState(h, static_cast<ncclProfilerEventState_v6_t>(ncclProfilerKernelStepStop), &a);
+    v6().stopEvent(h);
+  }
+  ncclProfilerEventStateArgs_v6_t ka{};
+  ka.kernelCh.pTimer = t0 + 2048;
+  v6().recordEventState(kernel_ch, ncclProfilerKernelChStop, &ka);
+  v6().stopEvent(kernel_ch);
+  v6().finalize(c.ctx);
+
+  const std::vector<SpoolRecord> records = ReadRecords(Spool());
+  EXPECT_EQ(RecordsOf(records, spool::RecordType::kState, Kind::kKernelStep).size(), 0u);
+  const auto stops = RecordsOf(records, spool::RecordType::kStop, Kind::kKernelStep);
+  ASSERT_EQ(stops.size(), 2u);
+  for (size_t i = 0; i < stops.size(); ++i) {
+    EXPECT_EQ(stops[i].header.flags, spool::kStopCarriesGpuStop);
+    spool::StopWithGpuStopBody stop;
+    ASSERT_GE(stops[i].body.size(), sizeof(stop));
+    memcpy(&stop, stops[i].body.data(), sizeof(stop));
+    EXPECT_EQ(stop.gpu_stop, i == 0 ? t0 + 1200 : 0);
+  }
+
+  auto steps = Slices(ExpectValidTrace(trace_path_), "KernelStep");
+  ASSERT_EQ(steps.size(), 2u);
+  int abandoned = 0;
+  for (const auto& e : steps) {
+    if (e["args"].value("abandoned", false)) {
+      ++abandoned;
+      EXPECT_FALSE(e["args"].contains("gpu_stop_ns")) << e.dump();
+    } else {
+      EXPECT_EQ(e["args"]["gpu_stop_ns"], t0 + 1200) << e.dump();
+    }
+  }
+  EXPECT_EQ(abandoned, 1);
 }
 
 }  // namespace
