@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,24 @@ std::vector<SpoolRecord> KernelChRecords(const std::vector<SpoolRecord>& all, sp
   return RecordsOf(all, type, Kind::kKernelCh);
 }
 
+template <typename Body>
+Body BodyOf(const SpoolRecord& r) {
+  Body body{};
+  EXPECT_GE(r.body.size(), sizeof(body));
+  memcpy(&body, r.body.data(), std::min(sizeof(body), r.body.size()));
+  return body;
+}
+
+// The one KernelCh State that finalize or exit wrote for a KernelCh whose stop never came.
+void ExpectHeldGpuStopWritten(const std::vector<SpoolRecord>& records, uint64_t gpu_stop) {
+  EXPECT_EQ(KernelChRecords(records, spool::RecordType::kStop).size(), 0u);
+  const auto states = KernelChRecords(records, spool::RecordType::kState);
+  ASSERT_EQ(states.size(), 1u) << "the state the missing stop would have carried is written";
+  const auto state = BodyOf<spool::StateBody>(states[0]);
+  EXPECT_EQ(state.state, ncclProfilerKernelChStop);
+  EXPECT_EQ(state.value, gpu_stop);
+}
+
 class GpuStopFoldTest : public PluginTest {
  protected:
   void SetUp() override {
@@ -118,11 +137,8 @@ TEST_F(GpuStopFoldTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].header.flags, spool::kStopCarriesGpuStop);
   EXPECT_EQ(stops[0].header.size, spool::RecordSize(sizeof(spool::StopWithGpuStopBody)));
-  spool::StartBody start;
-  memcpy(&start, starts[0].body.data(), sizeof(start));
-  spool::StopWithGpuStopBody stop;
-  ASSERT_GE(stops[0].body.size(), sizeof(stop));
-  memcpy(&stop, stops[0].body.data(), sizeof(stop));
+  const auto start = BodyOf<spool::StartBody>(starts[0]);
+  const auto stop = BodyOf<spool::StopWithGpuStopBody>(stops[0]);
   EXPECT_EQ(stop.id, start.id);
   EXPECT_GE(stop.ticks, start.ticks);
   EXPECT_EQ(stop.gpu_stop, t0 + 2048);
@@ -152,15 +168,7 @@ TEST_F(GpuStopFoldTest, AKernelChThatNeverStopsKeepsItsGpuStopStampAtFinalize) {
   CollWithKernelCh(c.ctx, t0, t0 + 4096, false);
   v6().finalize(c.ctx);
 
-  const std::vector<SpoolRecord> records = ReadRecords(Spool());
-  const auto states = KernelChRecords(records, spool::RecordType::kState);
-  EXPECT_EQ(KernelChRecords(records, spool::RecordType::kStop).size(), 0u);
-  ASSERT_EQ(states.size(), 1u) << "finalize writes the state the missing stop would have carried";
-  spool::StateBody state;
-  ASSERT_GE(states[0].body.size(), sizeof(state));
-  memcpy(&state, states[0].body.data(), sizeof(state));
-  EXPECT_EQ(state.state, ncclProfilerKernelChStop);
-  EXPECT_EQ(state.value, t0 + 4096);
+  ExpectHeldGpuStopWritten(ReadRecords(Spool()), t0 + 4096);
 
   auto trace = ExpectValidTrace(trace_path_);
   auto kernel_ch = Slices(trace, "KernelCh");
@@ -178,21 +186,16 @@ TEST_F(GpuStopFoldTest, AKernelChUnstoppedAtExitKeepsItsGpuStopStamp) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   unsigned long long gpu_stop = 0;
   ASSERT_EQ(sscanf(r.out.c_str(), "gpu_stop %llu", &gpu_stop), 1) << r.out;
-  const auto states = KernelChRecords(ReadRecords(Spool()), spool::RecordType::kState);
-  ASSERT_EQ(states.size(), 1u) << "the exit writes the state the missing stop would have carried";
-  spool::StateBody state;
-  ASSERT_GE(states[0].body.size(), sizeof(state));
-  memcpy(&state, states[0].body.data(), sizeof(state));
-  EXPECT_EQ(state.state, ncclProfilerKernelChStop);
-  EXPECT_EQ(state.value, gpu_stop);
+  ExpectHeldGpuStopWritten(ReadRecords(Spool()), gpu_stop);
   auto kernel_ch = Slices(ExpectValidTrace(trace_path_), "KernelCh");
   ASSERT_EQ(kernel_ch.size(), 1u);
   EXPECT_NEAR(kernel_ch[0]["dur"].get<double>(), 8.192, 1e-9) << kernel_ch[0].dump();
 }
 
 // A KernelStep's stop carries its KernelStepStop state the same way; a stamp of 0 (the drain gave
-// up waiting for the slice's stop) still reads as abandoned.
-TEST_F(GpuStopFoldTest, AKernelStepStopCarriesItsStateAndAnAbandonedOneStaysAbandoned) {
+// up waiting for the slice's stop) still reads as abandoned, and a step that got its state but
+// never its stop has the state written at finalize.
+TEST_F(GpuStopFoldTest, AKernelStepStopCarriesItsStateAbandonedOrNotAndAnUnstoppedOneKeepsIt) {
   setenv("KATRACE_KEEP_SPOOL", "1", 1);
   setenv("KATRACE_SUMMARY", "0", 1);
   Comm c = InitComm(0x53, 0, 2);
@@ -206,15 +209,16 @@ TEST_F(GpuStopFoldTest, AKernelStepStopCarriesItsStateAndAnAbandonedOneStaysAban
   void* kernel_ch = nullptr;
   auto kd = KernelChDescr(coll, 0, t0);
   v6().startEvent(c.ctx, &kernel_ch, &kd);
-  for (int step = 0; step < 2; ++step) {
+  const uint64_t stamps[3] = {t0 + 1200, 0, t0 + 1500};  // stopped, abandoned, never stopped
+  for (int step = 0; step < 3; ++step) {
     void* h = nullptr;
     auto d = KernelStepDescr(coll, 0, true, 1, static_cast<uint32_t>(step), t0 + 100, t0 + 200);
     v6().startEvent(c.ctx, &h, &d);
     ASSERT_NE(h, nullptr);
     ncclProfilerEventStateArgs_v6_t a{};
-    a.kernelStep.pTimer = step == 0 ? t0 + 1200 : 0;
+    a.kernelStep.pTimer = stamps[step];
     v6().recordEventState(h, static_cast<ncclProfilerEventState_v6_t>(ncclProfilerKernelStepStop), &a);
-    v6().stopEvent(h);
+    if (step < 2) v6().stopEvent(h);
   }
   ncclProfilerEventStateArgs_v6_t ka{};
   ka.kernelCh.pTimer = t0 + 2048;
@@ -223,29 +227,30 @@ TEST_F(GpuStopFoldTest, AKernelStepStopCarriesItsStateAndAnAbandonedOneStaysAban
   v6().finalize(c.ctx);
 
   const std::vector<SpoolRecord> records = ReadRecords(Spool());
-  EXPECT_EQ(RecordsOf(records, spool::RecordType::kState, Kind::kKernelStep).size(), 0u);
   const auto stops = RecordsOf(records, spool::RecordType::kStop, Kind::kKernelStep);
   ASSERT_EQ(stops.size(), 2u);
   for (size_t i = 0; i < stops.size(); ++i) {
     EXPECT_EQ(stops[i].header.flags, spool::kStopCarriesGpuStop);
-    spool::StopWithGpuStopBody stop;
-    ASSERT_GE(stops[i].body.size(), sizeof(stop));
-    memcpy(&stop, stops[i].body.data(), sizeof(stop));
-    EXPECT_EQ(stop.gpu_stop, i == 0 ? t0 + 1200 : 0);
+    EXPECT_EQ(BodyOf<spool::StopWithGpuStopBody>(stops[i]).gpu_stop, stamps[i]);
   }
+  const auto states = RecordsOf(records, spool::RecordType::kState, Kind::kKernelStep);
+  ASSERT_EQ(states.size(), 1u) << "only the unstopped step's state has a record of its own";
+  EXPECT_EQ(BodyOf<spool::StateBody>(states[0]).state, ncclProfilerKernelStepStop);
+  EXPECT_EQ(BodyOf<spool::StateBody>(states[0]).value, stamps[2]);
 
   auto steps = Slices(ExpectValidTrace(trace_path_), "KernelStep");
-  ASSERT_EQ(steps.size(), 2u);
-  int abandoned = 0;
+  ASSERT_EQ(steps.size(), 3u);
   for (const auto& e : steps) {
-    if (e["args"].value("abandoned", false)) {
-      ++abandoned;
+    const uint32_t step = e["args"]["step"];
+    ASSERT_LT(step, 3u);
+    EXPECT_EQ(e["args"].value("abandoned", false), step == 1) << e.dump();
+    if (step == 1) {
       EXPECT_FALSE(e["args"].contains("gpu_stop_ns")) << e.dump();
     } else {
-      EXPECT_EQ(e["args"]["gpu_stop_ns"], t0 + 1200) << e.dump();
+      EXPECT_EQ(e["args"]["gpu_stop_ns"], stamps[step]) << e.dump();
     }
+    EXPECT_EQ(e["args"].value("incomplete", false), step == 2) << e.dump();
   }
-  EXPECT_EQ(abandoned, 1);
 }
 
 }  // namespace
