@@ -4,6 +4,7 @@
 // and from several places; what runs on every start is inline in slot_links.h.
 #include "plugin/slot_links.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "plugin/capture/host_clock.h"
@@ -70,10 +71,16 @@ void WriteHeldGpuStops(Session* s, Context* ctx) {
     for (uint32_t i = 0; pool != nullptr && i < pool->size(); ++i) {
       EventSlot& slot = pool->slot(i);
       const uint64_t w = slot.state.load(std::memory_order_acquire);
-      if (!SlotState::IsLiveUnstopped(w, SlotState::Generation(w)) || !slot.recorded) continue;
+      if (!SlotState::IsLiveUnstopped(w, SlotState::Generation(w))) continue;
+      const bool recorded = slot.recorded;
+      const uint64_t id = slot.id;
       const uint64_t ticks = slot.done_ticks.load(std::memory_order_acquire);
-      if (ticks == 0) continue;
-      spool::StateBody body{slot.id, ticks, spool::GpuStopStateOf(kind), 0, slot.gpu_stop.load(std::memory_order_relaxed)};
+      const uint64_t gpu_stop = slot.gpu_stop.load(std::memory_order_relaxed);
+      // The slot is not ours: what was read counts only if the event is still the same one,
+      // unstopped (a proxy thread may still be running at exit).
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (!recorded || ticks == 0 || slot.state.load(std::memory_order_relaxed) != w) continue;
+      spool::StateBody body{id, ticks, spool::GpuStopStateOf(kind), 0, gpu_stop};
       AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kState, static_cast<int>(kind),
                    static_cast<uint16_t>(ctx->index), 0, body);
     }
