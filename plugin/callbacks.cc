@@ -267,7 +267,8 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
     return ncclSuccess;
   }
   const uint64_t ticks = NowTicks();
-  if (state == spool::GpuStopStateOf(ref.fields.kind)) {
+  const int32_t gpu_stop_state = spool::GpuStopStateOf(ref.fields.kind);
+  if (gpu_stop_state >= 0 && state == gpu_stop_state) {
     // A GPU stop stamp, kept in the slot for the stop that follows, which writes it in its own
     // record (spool::kStopCarriesGpuStop); finalize or exit writes it if that stop never comes.
     uint64_t gpu_stop = 0;

@@ -77,9 +77,13 @@ void WriteHeldGpuStops(Session* s, Context* ctx) {
       const uint64_t ticks = slot.done_ticks.load(std::memory_order_acquire);
       const uint64_t gpu_stop = slot.gpu_stop.load(std::memory_order_relaxed);
       // The slot is not ours: what was read counts only if the event is still the same one,
-      // unstopped (a proxy thread may still be running at exit).
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (!recorded || ticks == 0 || slot.state.load(std::memory_order_relaxed) != w) continue;
+      // unstopped (a proxy thread may still be running at exit). A compare-and-swap of the word
+      // with itself tells, and orders the reads before it (a fence would too, but ThreadSanitizer
+      // cannot follow one).
+      uint64_t unchanged = w;
+      if (!recorded || ticks == 0 || !slot.state.compare_exchange_strong(unchanged, w, std::memory_order_acq_rel)) {
+        continue;
+      }
       spool::StateBody body{id, ticks, spool::GpuStopStateOf(kind), 0, gpu_stop};
       AppendRecord(BufferForThisThread(s), waiting, spool::RecordType::kState, static_cast<int>(kind),
                    static_cast<uint16_t>(ctx->index), 0, body);

@@ -126,6 +126,16 @@ TEST_F(GpuStopFoldTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
   Comm c = InitComm(0x51, 0, 1);
   const uint64_t t0 = GpuNow();
   CollWithKernelCh(c.ctx, t0, t0 + 2048, true);
+  // A kind without a GPU stop state keeps every state as a record, whatever its number: a
+  // KernelChStop or katrace's own -1 sent to a Coll fold nothing into its stop.
+  void* coll = nullptr;
+  auto cd = CollDescr(nullptr, "AllGather", 2, 1024, 0);
+  v6().startEvent(c.ctx, &coll, &cd);
+  ncclProfilerEventStateArgs_v6_t a{};
+  a.kernelCh.pTimer = t0 + 4096;
+  v6().recordEventState(coll, ncclProfilerKernelChStop, &a);
+  v6().recordEventState(coll, static_cast<ncclProfilerEventState_v6_t>(-1), &a);
+  v6().stopEvent(coll);
   v6().finalize(c.ctx);
 
   const std::vector<SpoolRecord> records = ReadRecords(Spool());
@@ -143,12 +153,15 @@ TEST_F(GpuStopFoldTest, TheStopCarriesItsKernelChStopStateInOneRecord) {
   EXPECT_GE(stop.ticks, start.ticks);
   EXPECT_EQ(stop.gpu_stop, t0 + 2048);
   // A Coll's stop has no state to carry.
-  for (const SpoolRecord& r : records) {
-    if (r.header.type == spool::RecordType::kStop && r.header.kind == static_cast<uint8_t>(Kind::kColl)) {
-      EXPECT_EQ(r.header.flags, 0);
-      EXPECT_EQ(r.header.size, spool::RecordSize(sizeof(spool::StopBody)));
-    }
+  const auto coll_stops = RecordsOf(records, spool::RecordType::kStop, Kind::kColl);
+  ASSERT_EQ(coll_stops.size(), 2u);
+  for (const SpoolRecord& r : coll_stops) {
+    EXPECT_EQ(r.header.flags, 0);
+    EXPECT_EQ(r.header.size, spool::RecordSize(sizeof(spool::StopBody)));
   }
+  const auto coll_states = RecordsOf(records, spool::RecordType::kState, Kind::kColl);
+  ASSERT_EQ(coll_states.size(), 1u) << "the KernelChStop a Coll was sent, as it came; -1 is never taken from NCCL";
+  EXPECT_EQ(BodyOf<spool::StateBody>(coll_states[0]).state, ncclProfilerKernelChStop);
 
   // The export reads the stamp from the stop: the slice lasts exactly the GPU's 2,048 ns.
   ProcessOutput r = RunProcess(ToolPath("katrace-export"), {Spool(), "--quiet"}, {}, dir_);
