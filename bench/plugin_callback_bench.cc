@@ -120,6 +120,41 @@ void BM_KernelChStartStateStop(benchmark::State& state) {
 }
 BENCHMARK(BM_KernelChStartStateStop)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
+// KernelStep start + KernelStepStop state + stop, under a live Coll parent, as the proxy drain
+// reports a simple-prims slice (tools/sim and proxy_drain/kernel_step_emitter.cc): a send step
+// with a measured wait, the GPU stamps the thread's own. One thread: the drain is per proxy.
+void BM_KernelStepStartStateStop(benchmark::State& state) {
+  ncclProfilerEventDescr_v6_t cd = CollDescr();
+  void* coll = nullptr;
+  g_plugin->startEvent(g_ctx, &coll, &cd);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = ncclProfileKernelStep;
+  d.parentObj = coll;
+  d.kernelStep.isSend = 1;
+  d.kernelStep.peer = 1;
+  d.kernelStep.size = 1 << 16;
+  ncclProfilerEventStateArgs_v6_t args;
+  memset(&args, 0, sizeof(args));
+  int64_t n = 0;
+  uint64_t t = 1ull << 60;
+  for (auto _ : state) {
+    t += 2048;
+    d.kernelStep.step = static_cast<uint32_t>(n);
+    d.kernelStep.startTs = t;
+    d.kernelStep.readyTs = t + 256;
+    void* h = nullptr;
+    g_plugin->startEvent(g_ctx, &h, &d);
+    args.kernelStep.pTimer = t + 1024;
+    g_plugin->recordEventState(h, static_cast<ncclProfilerEventState_v6_t>(ncclProfilerKernelStepStop), &args);
+    g_plugin->stopEvent(h);
+    BetweenBursts(state, &n);
+  }
+  g_plugin->stopEvent(coll);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KernelStepStartStateStop)->UseRealTime();
+
 // The floor under the two benchmarks above, on one thread. A Coll start + stop reads the clock
 // twice and takes one locked operation (the stop's state CAS: the pool's own thread takes and gives
 // back its slot without one); a KernelCh start + state + stop reads it twice (its stop takes its
@@ -170,6 +205,14 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   g_plugin->finalize(g_ctx);
-  unlink((std::string(getenv("KATRACE_OUTPUT")) + ".kspool").c_str());
+  // The capture is only the benchmark's by-product; KATRACE_KEEP_SPOOL=1 keeps it for a look.
+  const std::string spool = std::string(getenv("KATRACE_OUTPUT")) + ".kspool";
+  const char* keep = getenv("KATRACE_KEEP_SPOOL");
+  if (keep != nullptr && strcmp(keep, "1") == 0) {
+    printf("plugin_callback_bench: the capture is kept in %s\n", spool.c_str());
+  } else {
+    unlink(spool.c_str());
+    printf("plugin_callback_bench: the capture was removed (KATRACE_KEEP_SPOOL=1 keeps it)\n");
+  }
   return 0;
 }
