@@ -2,7 +2,6 @@
 // suite run them, on hand-made traces (test/data, plus broken variants made by editing them) and
 // on synthetic multi-rank traces (test/support/synthetic_trace) with fixed durations.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,61 +20,27 @@
 #include "common/ends_with.h"
 #include "common/output_file.h"
 #include "common/summary_table.h"
+#include "test/support/subprocess.h"
 #include "test/support/synthetic_trace.h"
+#include "test/support/tool_runner.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::ReadWholeFile;
+using katrace_test::RunTool;
 using katrace_test::SyntheticRankOptions;
 using katrace_test::SyntheticTiming;
 using katrace_test::SyntheticTraceText;
+using katrace_test::TestDataDir;
+using katrace_test::ToolResult;
 using katrace_test::WriteSyntheticTraceFile;
 using T = SyntheticTiming;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
-
-fs::path DataDir() {
-  for (fs::path dir = fs::read_symlink("/proc/self/exe").parent_path(); !dir.empty();
-       dir = dir.parent_path()) {
-    if (fs::exists(dir / "test/data/valid_rank0.json")) return dir / "test/data";
-    if (dir == dir.parent_path()) break;
-  }
-  return "test/data";
-}
-
-struct ToolResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-ToolResult RunTool(const std::string& tool, const std::string& args) {
-  const std::string command = (BinDir() / tool).string() + " " + args + " 2>&1";
-  ToolResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  // Under ASan/UBSan builds the tools are instrumented too; a finding must fail the test even
-  // when the expected exit status hides it.
-  EXPECT_EQ(result.output.find("AddressSanitizer"), std::string::npos) << result.output;
-  EXPECT_EQ(result.output.find("runtime error:"), std::string::npos) << result.output;
-  return result;
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void WriteText(const fs::path& path, const std::string& text) {
   OutputFile out;
@@ -130,7 +95,7 @@ class TraceToolsTest : public ::testing::Test {
     char pattern[] = "/tmp/katrace-tools-test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
-    valid_ = ReadText(DataDir() / "valid_rank0.json");
+    valid_ = ReadWholeFile(TestDataDir() / "valid_rank0.json");
     ASSERT_FALSE(valid_.empty()) << "test/data/valid_rank0.json not found";
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -197,7 +162,7 @@ class TraceToolsTest : public ::testing::Test {
 // katrace-check
 
 TEST_F(TraceToolsTest, CheckPassesValidTraces) {
-  ToolResult r = RunTool("katrace-check", (DataDir() / "valid_rank0.json").string());
+  ToolResult r = RunTool("katrace-check", (TestDataDir() / "valid_rank0.json").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("OK: 19 events, 0 warnings"), std::string::npos) << r.output;
   const std::vector<std::string> job = WriteJob(3, ".json.gz");
@@ -358,13 +323,13 @@ TEST_F(TraceToolsTest, CheckKnowsTheSpoolFooterAndTheOneBeforeIt) {
 // spools are listed per rank, since cut offsets and clean ends do not add up.
 TEST_F(TraceToolsTest, MergeSumsWaitsAndListsSpools) {
   const std::vector<std::string> job = WriteJob(3);
-  WriteText(job[1], Edit(Edit(ReadText(job[1]), "\"waits\":0,", "\"waits\":4,"),
+  WriteText(job[1], Edit(Edit(ReadWholeFile(job[1]), "\"waits\":0,", "\"waits\":4,"),
                          "\"strings_unnamed\":0,", "\"strings_unnamed\":2,"));
-  WriteText(job[2], Edit(Edit(ReadText(job[2]), "\"waits\":0,", "\"writer_stalls\":3,"),
+  WriteText(job[2], Edit(Edit(ReadWholeFile(job[2]), "\"waits\":0,", "\"writer_stalls\":3,"),
                          ",\"spool\":{\"blocks\":1,\"bytes\":4096,\"clean_end\":true,"
                          "\"cut_offset\":0}",
                          ""));
-  WriteText(job[0], Edit(ReadText(job[0]), "\"clean_end\":true,\"cut_offset\":0",
+  WriteText(job[0], Edit(ReadWholeFile(job[0]), "\"clean_end\":true,\"cut_offset\":0",
                          "\"clean_end\":false,\"cut_offset\":777"));
   const std::string out = (dir_ / "merged.json").string();
   ToolResult r = RunTool("katrace-merge", "-o " + out + Join(job));
@@ -402,7 +367,7 @@ TEST_F(TraceToolsTest, CheckReportsUnreadableFilesAndGoesOn) {
   const std::string good = Put("good.json", valid_);
   const std::string foreign = Put("foreign.json", "{\"hello\":[1,2,3]}");
   const std::string binary = Put("binary.json", std::string("\x7f" "ELF\x01\x02", 6));
-  const std::string gz = ReadText(Put("whole.json.gz", valid_));
+  const std::string gz = ReadWholeFile(Put("whole.json.gz", valid_));
   const std::string cut_gz = (dir_ / "cut.json.gz").string();
   std::ofstream(cut_gz, std::ios::binary) << gz.substr(0, gz.size() / 2);
   const ToolResult r = RunTool("katrace-check", good + " " + (dir_ / "missing.json").string() +
@@ -575,7 +540,7 @@ TEST_F(TraceToolsTest, MergeReadsAndWritesGzip) {
   const std::string out = (dir_ / "merged.json.gz").string();
   ToolResult r = RunTool("katrace-merge", "-q -o " + out + Join(job));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(ReadText(out).substr(0, 2), "\x1f\x8b");
+  EXPECT_EQ(ReadWholeFile(out).substr(0, 2), "\x1f\x8b");
   r = RunTool("katrace-check", out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -605,9 +570,9 @@ TEST_F(TraceToolsTest, MergeWarnsAboutSizeAndRemergesMergedTraces) {
 
 TEST_F(TraceToolsTest, MergeLeavesOutBadInputsAndGoesOn) {
   std::vector<std::string> job = WriteJob(3);
-  const std::string text = ReadText(job[2]);
+  const std::string text = ReadWholeFile(job[2]);
   const std::string cut = Put("rank2cut.json", text.substr(0, text.size() / 2));
-  const std::string dup = Put("rank1again.json", ReadText(job[1]));
+  const std::string dup = Put("rank1again.json", ReadWholeFile(job[1]));
   const std::string foreign = Put("foreign.json", "[{\"name\":\"x\",\"ph\":\"X\"}]");
   const std::string out = (dir_ / "m.json").string();
   ToolResult r = RunTool("katrace-merge", "-o " + out + " " + job[0] + " " + job[1] + " " + cut +
@@ -639,12 +604,12 @@ TEST_F(TraceToolsTest, MergeRefusesToOverwriteItsInput) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("is also an input"), std::string::npos) << r.output;
   }
-  EXPECT_EQ(ReadText(input), valid_);
+  EXPECT_EQ(ReadWholeFile(input), valid_);
 }
 
 TEST_F(TraceToolsTest, MergeTakesTheCompleteOneOfTwoFilesForARank) {
   std::vector<std::string> job = WriteJob(2);
-  const std::string text = ReadText(job[1]);
+  const std::string text = ReadWholeFile(job[1]);
   const std::string cut = Put("rank1cut.json", text.substr(0, text.size() / 2));
   const std::string out = (dir_ / "m.json").string();
   // The cut copy comes first on the command line and would win by order alone.
@@ -867,7 +832,7 @@ TEST_F(TraceToolsTest, StatsWriteCsvAndJsonFiles) {
   const std::vector<std::string> job = WriteJob(2);
   const std::string csv = (dir_ / "s.csv").string();
   ASSERT_EQ(RunTool("katrace-stats", "--format csv -o " + csv + Join(job)).exit_code, 0);
-  const std::string text = ReadText(csv);
+  const std::string text = ReadWholeFile(csv);
   EXPECT_NE(text.find("# Bandwidth per collective size"), std::string::npos);
   EXPECT_NE(text.find("Function,Size (B),Ranks,Instances"), std::string::npos) << text;
   EXPECT_NE(text.find("AllReduce,1048576,2,12,"), std::string::npos) << text;

@@ -2,41 +2,28 @@
 // a slice inside another must descend from it by the parent ids (followed up the chain; a
 // CollGpu stands for its Coll, a sub-slice for its event); an unrelated enclosure is an error.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+
+#include "test/support/subprocess.h"
+#include "test/support/tool_runner.h"
 
 namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path SelfDir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
-
-fs::path ValidTrace() {
-  for (fs::path dir = SelfDir(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::exists(dir / "test/data/valid_rank0.json")) return dir / "test/data/valid_rank0.json";
-    if (dir == dir.parent_path()) break;
-  }
-  return "test/data/valid_rank0.json";
-}
-
-struct Checked {
-  int exit_code = -1;
-  std::string output;
-};
+using katrace_test::ReadWholeFile;
+using katrace_test::RunTool;
+using katrace_test::TestDataDir;
+using katrace_test::ToolResult;
 
 // valid_rank0.json with |extra| events (one per line, each ending in ",\n") before its first
 // slice, checked by katrace-check.
-Checked CheckWith(const std::string& name, const std::string& extra) {
-  std::ifstream in(ValidTrace());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+ToolResult CheckWith(const std::string& name, const std::string& extra) {
+  std::string text = ReadWholeFile(TestDataDir() / "valid_rank0.json");
   size_t at = text.find("{\"name\":\"Send\",\"cat\":\"KernelStep\"");
   EXPECT_NE(at, std::string::npos) << "test/data/valid_rank0.json changed";
   text.insert(at, extra);
@@ -44,27 +31,20 @@ Checked CheckWith(const std::string& name, const std::string& extra) {
   fs::create_directories(dir);
   fs::path path = dir / name;
   std::ofstream(path) << text;
-  Checked c;
-  std::string command = (SelfDir().parent_path() / "bin/katrace-check").string() + " " + path.string() + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buf, 1, sizeof(buf), pipe)) > 0) c.output.append(buf, n);
-  int status = pipe != nullptr ? pclose(pipe) : -1;
-  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ToolResult c = RunTool("katrace-check", path.string());
   fs::remove_all(dir);
   return c;
 }
 
 TEST(CheckAncestry, TheHandMadeTraceHoldsOnlyItsOwnEnclosures) {
-  Checked c = CheckWith("valid.json", "");
+  ToolResult c = CheckWith("valid.json", "");
   EXPECT_EQ(c.exit_code, 0) << c.output;
   EXPECT_EQ(c.output.find("[ancestry]"), std::string::npos) << c.output;
 }
 
 TEST(CheckAncestry, ADescendantDownTheChainMayLieInside) {
   // KernelStep 7 (parent KernelCh 6, whose parent is Coll 3) inside Coll 3's GPU extent.
-  Checked c = CheckWith(
+  ToolResult c = CheckWith(
       "chain.json",
       "{\"name\":\"Send\",\"cat\":\"KernelStep\",\"ph\":\"X\",\"pid\":0,\"tid\":2,\"ts\":41.000,\"dur\":1.000,"
       "\"args\":{\"id\":7,\"parent\":6,\"comm\":\"9a3c0f1e12345678\",\"rank\":0,\"channel\":0,\"send\":true,"
@@ -75,7 +55,7 @@ TEST(CheckAncestry, ADescendantDownTheChainMayLieInside) {
 
 TEST(CheckAncestry, AnUnrelatedSliceInsideAnotherIsAnError) {
   // KernelCh 9, a sibling of KernelCh 6 (both children of Coll 3), drawn inside it.
-  Checked c = CheckWith(
+  ToolResult c = CheckWith(
       "sibling.json",
       "{\"name\":\"AllReduce\",\"cat\":\"KernelCh\",\"ph\":\"X\",\"pid\":0,\"tid\":3,\"ts\":41.000,\"dur\":2.000,"
       "\"args\":{\"id\":9,\"parent\":3,\"comm\":\"9a3c0f1e12345678\",\"rank\":0,\"channel\":0,"
@@ -90,7 +70,7 @@ TEST(CheckAncestry, AnUnrelatedSliceInsideAnotherIsAnError) {
 
 TEST(CheckAncestry, AStateOfAnotherStepInsideAStepIsAnError) {
   // A proxy step track: step 20 with a state of step 21 inside it.
-  Checked c = CheckWith(
+  ToolResult c = CheckWith(
       "state.json",
       "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":9,\"args\":{\"name\":\"proxy comm 9a3c0f1e rank 0 "
       "ch 0 send peer 1 step\"}},\n"

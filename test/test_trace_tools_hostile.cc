@@ -20,22 +20,17 @@
 #include <string>
 #include <vector>
 
+#include "test/support/subprocess.h"
+#include "test/support/tool_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::ReadWholeFile;
+using katrace_test::TestDataDir;
+using katrace_test::ToolBinDir;
 
 extern "C" char** environ;
-
-fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
-
-fs::path DataDir() {
-  for (fs::path dir = fs::read_symlink("/proc/self/exe").parent_path(); !dir.empty();
-       dir = dir.parent_path()) {
-    if (fs::exists(dir / "test/data/valid_rank0.json")) return dir / "test/data";
-    if (dir == dir.parent_path()) break;
-  }
-  return "test/data";
-}
 
 // The sanitizer runs set KATRACE_TEST_SCALE (e.g. 0.1) to shrink the big inputs: their
 // instrumented tools are several times slower, and the caps under test do not depend on size.
@@ -64,7 +59,7 @@ struct Measured {
 // Runs |tool| with |args|, counting its output and its peak RSS (from wait4's rusage).
 Measured RunMeasured(const std::string& tool, const std::vector<std::string>& args) {
   Measured m;
-  const std::string path = (BinDir() / tool).string();
+  const std::string path = (ToolBinDir() / tool).string();
   std::vector<char*> argv{const_cast<char*>(path.c_str())};
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -126,20 +121,13 @@ void WriteHostileGzip(const fs::path& path, const std::string& prefix, char fill
   if (!suffix.empty()) out << GzipMember(suffix);
 }
 
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class HostileInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char pattern[] = "/tmp/katrace-hostile-test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
-    valid_ = ReadText(DataDir() / "valid_rank0.json");
+    valid_ = ReadWholeFile(TestDataDir() / "valid_rank0.json");
     ASSERT_FALSE(valid_.empty());
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -248,9 +236,9 @@ TEST_F(HostileInputTest, BytesThatAreNotUtf8AreReplacedAndReported) {
   EXPECT_EQ(stat.exit_code, 0) << stat.head;
   // nlohmann's parser is strict (RFC 8259): ill-formed UTF-8 in a string fails the parse.
   for (const std::string& out : {merged, stats}) {
-    EXPECT_NO_THROW(nlohmann::json parsed = nlohmann::json::parse(ReadText(out))) << out;
+    EXPECT_NO_THROW(nlohmann::json parsed = nlohmann::json::parse(ReadWholeFile(out))) << out;
   }
-  EXPECT_NE(ReadText(merged).find("no\xef\xbf\xbd\xef\xbf\xbd(de\xef\xbf\xbd"),
+  EXPECT_NE(ReadWholeFile(merged).find("no\xef\xbf\xbd\xef\xbf\xbd(de\xef\xbf\xbd"),
             std::string::npos);
 }
 

@@ -5,10 +5,8 @@
 // rank to a free pid and says so, one line per move, naming both files. Hand-made traces from
 // test/support/synthetic_trace.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -18,36 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include "test/support/synthetic_trace.h"
+#include "test/support/tool_runner.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::RunTool;
 using katrace_test::SyntheticRankOptions;
+using katrace_test::ToolResult;
 using katrace_test::WriteSyntheticProcessTraceFile;
-
-fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
-
-struct ToolRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-ToolRun RunTool(const std::string& tool, const std::string& args) {
-  const std::string command = (BinDir() / tool).string() + " " + args + " 2>&1";
-  ToolRun result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  EXPECT_EQ(result.output.find("AddressSanitizer"), std::string::npos) << result.output;
-  EXPECT_EQ(result.output.find("runtime error:"), std::string::npos) << result.output;
-  return result;
-}
 
 struct Events : TraceVisitor {
   std::vector<Json> all;
@@ -115,7 +94,7 @@ class IdentityTest : public ::testing::Test {
   }
 
   Json Stats(const std::string& args) {
-    const ToolRun r = RunTool("katrace-stats", "--format json " + args);
+    const ToolResult r = RunTool("katrace-stats", "--format json " + args);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return Json::parse(r.output, nullptr, false);
   }
@@ -136,7 +115,7 @@ TEST_F(IdentityTest, StatsNamesTheRanksOfOneProcessFile) {
   second.pid = 1;
   const std::string path = Write("both.json", {first, second});
   EXPECT_EQ(Read(path).Pids(), (std::set<int64_t>{0, 1}));
-  const ToolRun text = RunTool("katrace-stats", "--report straggler " + path);
+  const ToolResult text = RunTool("katrace-stats", "--report straggler " + path);
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("1 file (0 with problems), 2 ranks,"), std::string::npos) << text.output;
   EXPECT_EQ(text.output.find("comm rank"), std::string::npos) << text.output;
@@ -164,9 +143,9 @@ TEST_F(IdentityTest, StragglerLabelGivesTheCommRankOnlyWhereItDiffers) {
 TEST_F(IdentityTest, StatsCountsTheRanksOfAMergedFile) {
   const std::string a = Write("a.json", {Rank(0, 2)}), b = Write("b.json", {Rank(1, 2)});
   const std::string merged = (dir_ / "m.json").string();
-  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b);
+  const ToolResult merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b);
   ASSERT_EQ(merge.exit_code, 0) << merge.output;
-  const ToolRun text = RunTool("katrace-stats", merged);
+  const ToolResult text = RunTool("katrace-stats", merged);
   EXPECT_NE(text.output.find("1 file (0 with problems), 2 ranks,"), std::string::npos) << text.output;
   EXPECT_EQ(Stats("--report straggler " + merged)["straggler_instances"]["seen_on_2_or_more_ranks"], 3);
 }
@@ -182,7 +161,7 @@ TEST_F(IdentityTest, MergeMovesACollidingPidInsteadOfDroppingAFile) {
   const std::string a = Write("a.json", {Rank(0, 2)}), b = Write("b.json", {Rank(1, 2)});
   const std::string c = Write("c.json", {other});
   const std::string merged = (dir_ / "m.json").string();
-  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b + " " + c);
+  const ToolResult merge = RunTool("katrace-merge", "-o " + merged + " " + a + " " + b + " " + c);
   EXPECT_EQ(merge.exit_code, 0) << merge.output;
   EXPECT_EQ(merge.output.find("left out"), std::string::npos) << merge.output;
   EXPECT_EQ(Occurrences(merge.output, "pid 0 is in"), 1u) << merge.output;
@@ -211,9 +190,9 @@ TEST_F(IdentityTest, MergeMovesACollidingPidInsteadOfDroppingAFile) {
       EXPECT_EQ(e["args"]["katrace"]["rank"], 2) << e.dump();
     }
   }
-  const ToolRun check = RunTool("katrace-check", merged);
+  const ToolResult check = RunTool("katrace-check", merged);
   EXPECT_EQ(check.exit_code, 0) << check.output;
-  const ToolRun stats = RunTool("katrace-stats", merged);
+  const ToolResult stats = RunTool("katrace-stats", merged);
   EXPECT_NE(stats.output.find("3 ranks,"), std::string::npos) << stats.output;
 }
 
@@ -231,7 +210,7 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
   stray.comm_hash = 0x5555666677778888;
   const std::string lone = Write("lone.json", {stray});
   const std::string merged = (dir_ / "m.json").string();
-  const ToolRun merge = RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone);
+  const ToolResult merge = RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone);
   EXPECT_EQ(merge.exit_code, 0) << merge.output;
   EXPECT_EQ(Occurrences(merge.output, " is in "), 1u) << merge.output;
   EXPECT_NE(merge.output.find("pid 1 is in " + both), std::string::npos) << merge.output;
@@ -243,13 +222,13 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
   again.host = "node7";
   const std::string third = Write("third.json", {again});
   const std::string twice = (dir_ / "m2.json").string();
-  const ToolRun merge2 = RunTool("katrace-merge", "-o " + twice + " " + merged + " " + third);
+  const ToolResult merge2 = RunTool("katrace-merge", "-o " + twice + " " + merged + " " + third);
   EXPECT_EQ(merge2.exit_code, 0) << merge2.output;
   const Events out2 = Read(twice);
   EXPECT_EQ(out2.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(out2.Count("Coll"), 12u);
   EXPECT_NE(merge2.output.find("pid 1 is in " + merged), std::string::npos) << merge2.output;
-  const ToolRun check = RunTool("katrace-check", twice);
+  const ToolResult check = RunTool("katrace-check", twice);
   EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 

@@ -26,45 +26,17 @@
 #include "common/ends_with.h"
 #include "common/output_file.h"
 #include "common/perfetto_wire.h"
+#include "test/support/tool_runner.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using katrace_test::RunTool;
+using katrace_test::TestDataDir;
+using katrace_test::ToolResult;
 namespace pf = katrace::pftrace;
-
-fs::path BinDir() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"; }
-
-fs::path DataDir() {
-  for (fs::path dir = fs::read_symlink("/proc/self/exe").parent_path(); !dir.empty();
-       dir = dir.parent_path()) {
-    if (fs::exists(dir / "test/data/valid_rank0.json")) return dir / "test/data";
-    if (dir == dir.parent_path()) break;
-  }
-  return "test/data";
-}
-
-struct ToolResult {
-  int exit_code = -1;  // -1: killed by a signal
-  std::string output;  // stdout, and stderr unless asked apart
-};
-
-ToolResult RunTool(const std::string& tool, const std::string& args, bool with_stderr = true) {
-  const std::string command =
-      (BinDir() / tool).string() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  ToolResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  EXPECT_EQ(result.output.find("AddressSanitizer"), std::string::npos) << result.output;
-  EXPECT_EQ(result.output.find("runtime error:"), std::string::npos) << result.output;
-  return result;
-}
 
 void WriteFile(const fs::path& path, const std::string& bytes) {
   OutputFile out;
@@ -924,7 +896,7 @@ TEST_F(PftraceTest, APacketPastTheLimitIsRefusedUnread) {
 TEST_F(PftraceTest, ExportsOfOneSpoolReadTheSameInBothFormats) {
   // A copy, so that the committed spool is never at risk (--keep-spool keeps it anyway).
   const fs::path spool = dir_ / "sim_all_kinds.kspool";
-  fs::copy_file(DataDir() / "spools/sim_all_kinds.kspool", spool);
+  fs::copy_file(TestDataDir() / "spools/sim_all_kinds.kspool", spool);
   const std::string json = (dir_ / "all.json").string();
   const std::string proto = (dir_ / "all.pftrace").string();
   for (const auto& [format, out] : {std::pair{"json", json}, std::pair{"perfetto", proto}}) {
@@ -952,7 +924,7 @@ class PftraceMergeTest : public PftraceTest {
     PftraceTest::SetUp();
     for (const char* name : {"sim_all_kinds", "sim_default_mask"}) {
       const fs::path spool = dir_ / (std::string(name) + ".kspool");
-      fs::copy_file(DataDir() / "spools" / (std::string(name) + ".kspool"), spool);
+      fs::copy_file(TestDataDir() / "spools" / (std::string(name) + ".kspool"), spool);
       for (const char* ext : {".json", ".pftrace"}) {
         const std::string out = (dir_ / (std::string(name) + ext)).string();
         const ToolResult r = RunTool("katrace-export", "--keep-spool --quiet " + spool.string() + " -o " + out);
@@ -1044,7 +1016,7 @@ TEST_F(PftraceMergeTest, AMergedPftraceMergesAgain) {
 // with no error or data-loss stat and the JSON merge's slices, flows and args.
 TEST_F(PftraceMergeTest, TraceProcessorImportsTheMergedPftraceAsTheMergedJson) {
   fs::path shell;
-  for (fs::path dir = DataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+  for (fs::path dir = TestDataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
     if (fs::exists(dir / "docs/trace-format.md")) {
       shell = dir.parent_path() / "shared/tools/perfetto/trace_processor_shell";
       break;

@@ -5,7 +5,8 @@
 include tools/common/objs.mk
 TRACE_TOOLS_TEST := $(BUILD)/test/test_trace_tools
 TRACE_TOOLS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_trace_tools*.cc)) \
-    $(BUILD)/obj/test/support/synthetic_trace.o
+    $(BUILD)/obj/test/support/synthetic_trace.o $(BUILD)/obj/test/support/subprocess.o \
+    $(BUILD)/obj/test/support/tool_runner.o
 TRACE_TOOLS_BINS := $(BUILD)/bin/katrace-check $(BUILD)/bin/katrace-merge $(BUILD)/bin/katrace-stats \
     $(BUILD)/bin/katrace-export
 
