@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <exception>
 #include <string>
 
 #include "plugin/export/exporter.h"
@@ -34,11 +35,24 @@ int main(int argc, char** argv) {
   const int threads = argc > 3 ? atoi(argv[3]) : 0;
   const bool lz4 = !(argc > 4 && strcmp(argv[4], "plain") == 0);
   katrace::TraceFormat format = katrace::TraceFormat::kJson;
-  if (events <= 0 || (argc > 5 && !katrace::ParseTraceFormat(argv[5], &format))) return 2;
+  if (events <= 0) {
+    fprintf(stderr, "%s: EVENTS must be a positive number (got '%s')\n", argv[0], argv[1]);
+    return 2;
+  }
+  if (argc > 5 && !katrace::ParseTraceFormat(argv[5], &format)) {
+    fprintf(stderr, "%s: FORMAT must be json, perfetto or nvtxt (got '%s')\n", argv[0], argv[5]);
+    return 2;
+  }
   std::string spool = dir + "/export-bench.kspool",
               trace = dir + "/export-bench" + katrace::TraceFormatExtension(format);
   double t0 = Seconds();
-  uint64_t n = katrace_test::GenerateRealisticSpool(spool, static_cast<uint64_t>(events), 4, 8, lz4, trace);
+  uint64_t n = 0;
+  try {
+    n = katrace_test::GenerateRealisticSpool(spool, static_cast<uint64_t>(events), 4, 8, lz4, trace);
+  } catch (const std::exception& e) {  // the spool builder throws when it cannot write
+    fprintf(stderr, "%s: %s (does DIR exist and can it be written?)\n", argv[0], e.what());
+    return 1;
+  }
   double t1 = Seconds();
   struct stat st;
   stat(spool.c_str(), &st);

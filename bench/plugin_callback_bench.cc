@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
     ++argv;
     --argc;
   }
+  benchmark::Initialize(&argc, argv);  // first: --help exits here, before a capture starts
   Setup(plugin.c_str());
-  benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   g_plugin->finalize(g_ctx);
   // The capture is only the benchmark's by-product; KATRACE_KEEP_SPOOL=1 keeps it for a look.
