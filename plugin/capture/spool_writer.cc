@@ -17,7 +17,7 @@
 namespace katrace {
 namespace {
 
-constexpr useconds_t kPollMicros = 500;
+constexpr uint32_t kPollMicros = 500;  // the longest sleep between rounds: clocks, counters, periodic work
 
 // The writer's own records (Process, Clock, Counters, Marker, Flight, End), framed as the
 // capture's are (plugin/capture/record_appender.h frames those into the thread buffers).
@@ -168,7 +168,7 @@ ThreadBuffer* SpoolWriter::Acquire(uint32_t os_tid) {
   } else {
     size_t n = nbuffers_.load(std::memory_order_relaxed);
     if (n >= kMaxBuffers || (n + 1) * options_.buffer_bytes > options_.budget_bytes) return nullptr;
-    owned_.push_back(std::make_unique<ThreadBuffer>(static_cast<uint32_t>(n + 1), options_.buffer_bytes));
+    owned_.push_back(std::make_unique<ThreadBuffer>(static_cast<uint32_t>(n + 1), options_.buffer_bytes, &doorbell_));
     b = owned_.back().get();
     buffers_[n] = b;
     nbuffers_.store(n + 1, std::memory_order_release);
@@ -313,13 +313,14 @@ void SpoolWriter::Run() {
       last_flush_ns_ = now;
     }
     periodic_();
-    usleep(kPollMicros);
+    doorbell_.Sleep(kPollMicros);
   }
 }
 
 void SpoolWriter::Close() {
   if (!running_.exchange(false, std::memory_order_acq_rel)) return;
   stop_.store(true, std::memory_order_release);
+  doorbell_.Ring();
   if (thread_.joinable()) thread_.join();
   MoveBuffers(true);
   WriteOwnRecords();

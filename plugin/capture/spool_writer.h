@@ -23,6 +23,7 @@
 #include "plugin/capture/flight_ring.h"
 #include "plugin/capture/spool_file.h"
 #include "plugin/capture/thread_buffer.h"
+#include "plugin/capture/writer_doorbell.h"
 
 namespace katrace {
 
@@ -121,6 +122,7 @@ class SpoolWriter {
   std::function<void(spool::CountersBody*)> counters_;
   std::function<void()> periodic_;
   SpoolFile file_;
+  WriterDoorbell doorbell_;  // before the buffers that ring it, so it outlives them
   std::mutex mu_;                                      // registry changes only
   std::vector<std::unique_ptr<ThreadBuffer>> owned_;  // under mu_
   std::vector<ThreadBuffer*> free_;                    // drained buffers of exited threads, under mu_

@@ -66,7 +66,7 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
   text += "katrace: " + std::to_string(recorded) + " events recorded, " + std::to_string(total_drops) +
           " dropped (pool or buffers full)" + (drops.empty() ? "" : ":" + drops) + ", " +
           std::to_string(t.incomplete) + " incomplete";
-  if (t.waits != 0) text += ", " + std::to_string(t.waits) + " waits for buffer space";
+  if (t.waits != 0) text += ", " + std::to_string(t.waits) + (t.waits == 1 ? " wait" : " waits") + " for buffer space";
   if (t.drain.Any()) {
     text += "; KernelStep drain:";
     for (int i = 0; i < kDrainCounterCount; ++i) {
