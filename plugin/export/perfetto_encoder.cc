@@ -145,6 +145,7 @@ void PerfettoEncoder::StatePacket() {
   for (KeyEntry& k : key_cache_) k = KeyEntry();
   strings_.clear();
   hex_iids_.clear();
+  last_hex_iid_ = 0;
   state_bytes_ = 0;
 }
 
@@ -252,12 +253,21 @@ __attribute__((noinline)) uint64_t PerfettoEncoder::InternMiss(Table table, std:
 }
 
 uint64_t PerfettoEncoder::InternHex(uint64_t v) {
+  if (v == last_hex_ && last_hex_iid_ != 0) return last_hex_iid_;
   auto found = hex_iids_.find(v);
-  if (found != hex_iids_.end()) return found->second;
+  if (found != hex_iids_.end()) {
+    last_hex_ = v;
+    last_hex_iid_ = found->second;
+    return found->second;
+  }
   char hex[16];
   JsonOut::PutHex64(hex, v);
   const uint64_t iid = Intern(kStringValues, std::string_view(hex, sizeof(hex)));
-  if (iid != 0 && hex_iids_.size() < kMaxInterned) hex_iids_.emplace(v, iid);
+  if (iid != 0 && hex_iids_.size() < kMaxInterned) {
+    hex_iids_.emplace(v, iid);
+    last_hex_ = v;
+    last_hex_iid_ = iid;
+  }
   return iid;
 }
 
@@ -281,58 +291,57 @@ __attribute__((noinline)) uint64_t PerfettoEncoder::ArgNameMiss(std::string_view
 inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg& a) {
   namespace an = pf::annotation;
   const uint64_t key = ArgNameIid(a.key);
-  uint8_t value[1 + pf::kMaxVarintBytes + 8];
-  uint8_t* v = value;
-  bool fast = key != 0;
+  // The value's tag and payload are worked out first, so that the annotation's length is known
+  // and its bytes go straight into the event. (Built in a small array and then copied, its bytes
+  // were stored one at a time and loaded back as words at once: the load waited on the stores at
+  // every annotation, which took most of the encoder's time.)
+  uint32_t tag;
+  uint64_t payload;  // a varint, or a double's bits (fixed64)
+  bool fixed = false;
   switch (a.type) {
     case ArgType::kUint:
-      *v++ = static_cast<uint8_t>(pf::Tag(an::kUintValue, pf::kVarint));
-      v = pf::PutVarint(v, a.u);
+      tag = pf::Tag(an::kUintValue, pf::kVarint);
+      payload = a.u;
       break;
     case ArgType::kInt:
-      *v++ = static_cast<uint8_t>(pf::Tag(an::kIntValue, pf::kVarint));
-      v = pf::PutVarint(v, static_cast<uint64_t>(a.i));
+      tag = pf::Tag(an::kIntValue, pf::kVarint);
+      payload = static_cast<uint64_t>(a.i);
       break;
     case ArgType::kBool:
-      *v++ = static_cast<uint8_t>(pf::Tag(an::kBoolValue, pf::kVarint));
-      *v++ = a.u ? 1 : 0;
+      tag = pf::Tag(an::kBoolValue, pf::kVarint);
+      payload = a.u ? 1 : 0;
       break;
     case ArgType::kTime: {
       // Times as JSON has them: µs from the trace base (ns / 1000 is the same double the JSON's
       // three decimals parse to).
       const double us = static_cast<double>(a.i) / 1000.0;
-      uint64_t bits;
-      memcpy(&bits, &us, sizeof(bits));
-      *v++ = static_cast<uint8_t>(pf::Tag(an::kDoubleValue, pf::kFixed64));
-      for (int i = 0; i < 8; ++i) *v++ = static_cast<uint8_t>(bits >> (8 * i));
+      memcpy(&payload, &us, sizeof(payload));
+      tag = pf::Tag(an::kDoubleValue, pf::kFixed64);
+      fixed = true;
       break;
     }
     case ArgType::kString:
-    case ArgType::kHex64: {
-      const uint64_t iid = a.type == ArgType::kString ? Intern(kStringValues, a.s) : InternHex(a.u);
-      if (iid == 0) {
-        fast = false;
-        break;
-      }
-      v = pf::PutVarint(v, pf::Tag(an::kStringValueIid, pf::kVarint));
-      v = pf::PutVarint(v, iid);
+    case ArgType::kHex64:
+    default:
+      tag = pf::Tag(an::kStringValueIid, pf::kVarint);
+      payload = a.type == ArgType::kString ? Intern(kStringValues, a.s) : InternHex(a.u);
+      if (payload == 0) return SlowAnnotation(a, key);
       break;
-    }
   }
-  if (fast) {
-    const size_t body = 1 + pf::VarintSize(key) + static_cast<size_t>(v - value);
-    // Room for the whole of value[], which is copied whole (a copy of known size is a few moves;
-    // one of the value's own size was a call); Done keeps only its bytes.
-    uint8_t* p = event_.Room(2 + 2 * pf::kMaxVarintBytes + sizeof(value));
-    *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
-    p = pf::PutVarint(p, body);
-    *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
-    p = pf::PutVarint(p, key);
-    memcpy(p, value, sizeof(value));
-    event_.Done(p + (v - value));
-    return;
+  if (key == 0) return SlowAnnotation(a, key);
+  const size_t body = 1 + pf::VarintSize(key) + pf::VarintSize(tag) + (fixed ? 8 : pf::VarintSize(payload));
+  uint8_t* p = event_.Room(1 + 4 * pf::kMaxVarintBytes + 8);
+  *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
+  p = pf::PutVarint(p, body);
+  *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
+  p = pf::PutVarint(p, key);
+  p = pf::PutVarint(p, tag);
+  if (fixed) {
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<uint8_t>(payload >> (8 * i));  // little-endian
+  } else {
+    p = pf::PutVarint(p, payload);
   }
-  SlowAnnotation(a, key);
+  event_.Done(p);
 }
 
 // An annotation with its key or its string inline: an interning table is full.

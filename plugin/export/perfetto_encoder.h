@@ -131,6 +131,9 @@ class PerfettoEncoder : public TraceEncoder {
   uint64_t InternMiss(Table table, std::string_view s, CacheEntry* c);
   uint64_t ArgNameMiss(std::string_view key, KeyEntry* k);
   std::unordered_map<uint64_t, uint64_t> hex_iids_;
+  // The last hex value interned and its iid: a communicator's hash, repeated by each of its
+  // events (0: none).
+  uint64_t last_hex_ = 0, last_hex_iid_ = 0;
   std::string repaired_;  // a string whose bytes were not all UTF-8, made well-formed
 
   std::unordered_map<std::string, uint64_t> counter_tracks_;  // "<name> <key>" -> uuid
