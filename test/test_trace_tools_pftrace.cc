@@ -1078,5 +1078,25 @@ TEST_F(PftraceTest, AnArrowBegunAtItsGpuEndReadsFromTheHostEnd) {
   EXPECT_EQ(flows, (std::vector<std::string>{"s tid 1 id 7", "f tid 2 id 7"}));
 }
 
+// The encoder sizes each field before it writes it: VarintSize must be the length PutVarint
+// writes for every value, and GetVarint must read that value back.
+TEST(PerfettoWire, VarintSizeIsWhatPutVarintWritesAtEveryBitLength) {
+  std::vector<uint64_t> values = {0, 1, ~uint64_t{0}};
+  for (int bit = 1; bit < 64; ++bit) {
+    const uint64_t power = uint64_t{1} << bit;
+    values.insert(values.end(), {power - 1, power, power + 1});
+  }
+  for (uint64_t v : values) {
+    uint8_t bytes[pf::kMaxVarintBytes];
+    const uint8_t* end = pf::PutVarint(bytes, v);
+    EXPECT_EQ(pf::VarintSize(v), static_cast<size_t>(end - bytes)) << v;
+    const uint8_t* p = bytes;
+    uint64_t back = 0;
+    ASSERT_TRUE(pf::GetVarint(&p, end, &back)) << v;
+    EXPECT_EQ(back, v);
+    EXPECT_EQ(p, end);
+  }
+}
+
 }  // namespace
 }  // namespace katrace::tools
