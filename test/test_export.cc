@@ -819,6 +819,35 @@ TEST_F(ExportTest, SummaryFileAndText) {
   EXPECT_NE(r.message.find("summary not written"), std::string::npos) << r.message;
 }
 
+// A summary nobody reads (not printed, no file asked for) leaves its tables out: the count lines
+// stay in the report. A summary file asked for without printing still gets the tables.
+TEST_F(ExportTest, SummaryTablesOnlyWhenPrintedOrWritten) {
+  Spool s(dir_);
+  uint64_t t = kBaseMono + 1000;
+  for (uint64_t i = 0; i < 10; ++i) {
+    s->Start(0, Kind::kColl, 1, i + 1, 0, t + i * 100, Coll(0));
+    s->Stop(0, Kind::kColl, 1, i + 1, t + i * 100 + 40);
+  }
+  s.Close();
+  katrace::ExportOptions o;
+  o.summary = false;
+  o.progress = false;
+  katrace::ExportReport r = katrace::ExportSpool(s.path, o);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.summary_text.find("katrace host-side summary"), std::string::npos) << r.summary_text;
+  EXPECT_NE(r.summary_text.find("katrace: 10 events recorded"), std::string::npos) << r.summary_text;
+  struct stat st;
+  EXPECT_NE(stat((dir_ + "/t.json.summary.txt").c_str(), &st), 0);
+
+  o.summary_path = dir_ + "/asked.txt";
+  r = katrace::ExportSpool(s.path, o);
+  ASSERT_TRUE(r.ok) << r.message;
+  const std::string written = ReadFileBytes(o.summary_path);
+  EXPECT_NE(written.find("katrace host-side summary"), std::string::npos) << written;
+  EXPECT_NE(written.find("Coll AllReduce"), std::string::npos) << written;
+  EXPECT_EQ(written, r.summary_text);
+}
+
 // Another writer of the same trace (a process with this pid in another pid namespace sharing the
 // directory, or a dead one whose pid was reused) owns "<trace>.tmp.<pid>": the export takes the
 // next free temporary name beside it, never that file and never $TMPDIR.

@@ -17,12 +17,14 @@ namespace exporting {
 
 class ExportSummary : public TraceEncoder {
  public:
-  explicit ExportSummary(TraceEncoder* next) : next_(next) {}
+  // Without |tables| (nobody will read them: no summary printed or written) slices pass straight
+  // through and Text has the count lines only.
+  explicit ExportSummary(TraceEncoder* next, bool tables = true) : next_(next), tables_(tables) {}
 
   void Begin(const TraceProcess& process) override { next_->Begin(process); }
   void Track(const TrackInfo& track) override { next_->Track(track); }
   void Slice(const SliceEvent& slice) override {
-    Summarize(slice);
+    if (tables_) Summarize(slice);
     next_->Slice(slice);
   }
   void Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) override {
@@ -41,6 +43,7 @@ class ExportSummary : public TraceEncoder {
   void Summarize(const SliceEvent& slice);
 
   TraceEncoder* next_;
+  bool tables_;
   ActivitySummary summary_;
 };
 

@@ -43,7 +43,7 @@ struct ExportReport {
   uint64_t blocks = 0, bytes_recovered = 0;
   bool clean_end = false;       // the spool ended with an End record
   bool cut = false; uint64_t cut_offset = 0; std::string cut_reason;  // where a torn/killed spool stops
-  std::string summary_text;     // the same text as printed
+  std::string summary_text;     // the same text as printed (without summary or summary_path: the count lines only)
 };
 
 // Never throws; a hostile spool (bad magic or CRC, truncated, lengths out of range, unknown
