@@ -787,14 +787,19 @@ TEST_F(ExportTest, CountersGiveDropsWaitsAndDrain) {
   EXPECT_EQ(last_.waits, 2u);
 }
 
-TEST_F(ExportTest, SummaryFileAndText) {
-  Spool s(dir_);
-  uint64_t t = kBaseMono + 1000;
+// Ten AllReduce collectives of 40 ns, 100 ns apart: the summary's test workload.
+void WriteTenAllReduces(Spool& s) {
+  const uint64_t t = kBaseMono + 1000;
   for (uint64_t i = 0; i < 10; ++i) {
     s->Start(0, Kind::kColl, 1, i + 1, 0, t + i * 100, Coll(0));
     s->Stop(0, Kind::kColl, 1, i + 1, t + i * 100 + 40);
   }
   s.Close();
+}
+
+TEST_F(ExportTest, SummaryFileAndText) {
+  Spool s(dir_);
+  WriteTenAllReduces(s);
   katrace::ExportOptions o;
   o.summary = true;
   o.progress = false;
@@ -823,12 +828,7 @@ TEST_F(ExportTest, SummaryFileAndText) {
 // stay in the report. A summary file asked for without printing still gets the tables.
 TEST_F(ExportTest, SummaryTablesOnlyWhenPrintedOrWritten) {
   Spool s(dir_);
-  uint64_t t = kBaseMono + 1000;
-  for (uint64_t i = 0; i < 10; ++i) {
-    s->Start(0, Kind::kColl, 1, i + 1, 0, t + i * 100, Coll(0));
-    s->Stop(0, Kind::kColl, 1, i + 1, t + i * 100 + 40);
-  }
-  s.Close();
+  WriteTenAllReduces(s);
   katrace::ExportOptions o;
   o.summary = false;
   o.progress = false;
