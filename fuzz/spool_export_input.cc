@@ -65,8 +65,12 @@ void ExportSpoolBytes(const uint8_t* data, size_t size) {
   }
   katrace::ExportOptions options;
   // Never a path the spool names: a hostile Process record must not choose where to write.
-  options.output = dir + "/out.json";
+  static const katrace::TraceFormat kFormats[4] = {katrace::TraceFormat::kJson, katrace::TraceFormat::kPerfetto,
+                                                   katrace::TraceFormat::kNvtxt, katrace::TraceFormat::kJson};
+  options.format = kFormats[(mode >> 2) & 3];
+  options.output = dir + "/out" + katrace::TraceFormatExtension(*options.format);
   options.summary = false;
+  if (mode & 16) options.summary_path = dir + "/summary.txt";
   options.progress = false;
   options.threads = (mode & 2) ? 1 : 2;
   const katrace::ExportReport report = katrace::ExportSpool(spool_path, options);
@@ -79,6 +83,7 @@ void ExportSpoolBytes(const uint8_t* data, size_t size) {
     abort();
   }
   unlink(options.output.c_str());
+  if (!options.summary_path.empty()) unlink(options.summary_path.c_str());
   unlink(spool_path.c_str());
   // Whatever else is left there (a temporary file of the trace) the export failed to clean up.
   if (rmdir(dir.c_str()) != 0) {

@@ -7,6 +7,8 @@
 //          LZ4 decoder, the delta decoder and the record decoders instead of stopping at the CRC
 //          check (the blocks are walked as the reader walks them; one it cannot walk ends that)
 //   bit 1  one worker thread instead of two
+//   bits 2-3  the trace's format: JSON (0 and 3), Perfetto protobuf (1), NVTXT (2)
+//   bit 4  a summary file asked for, so that the summary's activity tables are built too
 #ifndef KATRACE_FUZZ_SPOOL_EXPORT_INPUT_H_
 #define KATRACE_FUZZ_SPOOL_EXPORT_INPUT_H_
 
