@@ -294,7 +294,7 @@ inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg
   // The value's tag and payload are worked out first, so that the annotation's length is known
   // and its bytes go straight into the event. (Built in a small array and then copied, its bytes
   // were stored one at a time and loaded back as words at once: the load waited on the stores at
-  // every annotation, which took most of the encoder's time.)
+  // every annotation.)
   uint32_t tag;
   uint64_t payload;  // a varint, or a double's bits (fixed64)
   bool fixed = false;
