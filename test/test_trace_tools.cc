@@ -367,11 +367,12 @@ TEST_F(TraceToolsTest, CheckReportsUnreadableFilesAndGoesOn) {
   const std::string good = Put("good.json", valid_);
   const std::string foreign = Put("foreign.json", "{\"hello\":[1,2,3]}");
   const std::string binary = Put("binary.json", std::string("\x7f" "ELF\x01\x02", 6));
+  const std::string nvtxt = Put("t.nvtxt", "# katrace NCCL profiler trace, NVTXT\nSetFileDisplayName(t)\n");
   const std::string gz = ReadWholeFile(Put("whole.json.gz", valid_));
   const std::string cut_gz = (dir_ / "cut.json.gz").string();
   std::ofstream(cut_gz, std::ios::binary) << gz.substr(0, gz.size() / 2);
   const ToolResult r = RunTool("katrace-check", good + " " + (dir_ / "missing.json").string() +
-                                                    " " + foreign + " " + binary + " " + cut_gz);
+                                                    " " + foreign + " " + binary + " " + cut_gz + " " + nvtxt);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("good.json: OK"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("missing.json: error: cannot open: No such file or directory"),
@@ -381,6 +382,10 @@ TEST_F(TraceToolsTest, CheckReportsUnreadableFilesAndGoesOn) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("binary.json:1: error: invalid JSON"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("t.nvtxt: error: an NVTXT file (Nsight Systems' text annotations, for its "
+                          "ImportNvtxt)"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("cut.json.gz"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("gzip stream is truncated"), std::string::npos) << r.output;
 }

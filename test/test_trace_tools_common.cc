@@ -120,6 +120,15 @@ TEST(TraceReaderTest, TellsWhyAFileCannotBeRead) {
   EXPECT_NE(bad.message.find("line 1"), std::string::npos) << bad.message;
   EXPECT_EQ(ReadTrace(dir.Write("n.json", "{\"x\":[]}"), &c).status, ReadStatus::kNotATrace);
   EXPECT_EQ(ReadTrace(dir.Write("s.json", "42"), &c).status, ReadStatus::kNotATrace);
+  // NVTXT, katrace's third format, is Nsight Systems' to read: said so, whatever its name.
+  for (const char* text : {"# katrace NCCL profiler trace, NVTXT\nSetFileDisplayName(x)\n",
+                           "SetFileDisplayName(x)\n", "@Marker, Time, ThreadId, Message\n"}) {
+    const ReadResult nvtxt = ReadTrace(dir.Write("t.json", text), &c);
+    EXPECT_EQ(nvtxt.status, ReadStatus::kNotATrace) << text;
+    EXPECT_NE(nvtxt.message.find("an NVTXT file"), std::string::npos) << nvtxt.message;
+    EXPECT_NE(nvtxt.message.find("ImportNvtxt"), std::string::npos) << nvtxt.message;
+  }
+  EXPECT_EQ(ReadTrace(dir.Write("s.json", "Set"), &c).status, ReadStatus::kBadJson);
   EXPECT_EQ(ReadTrace("/nonexistent/katrace.json", &c).status, ReadStatus::kOpenError);
 }
 

@@ -135,8 +135,8 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
     case ReadStatus::kBadProtobuf:
       diag.Error("protobuf", read.error_line, read.message);
       break;
-    case ReadStatus::kNotATrace:
-      diag.Error("json", 0, read.message);
+    case ReadStatus::kNotATrace:  // JSON of something else, or an NVTXT file
+      diag.Error("input", 0, read.message);
       break;
     case ReadStatus::kTooLarge:
       diag.Error("limit", read.error_line, read.message);

@@ -221,6 +221,19 @@ std::string TruncationMessage(const TraceSax& sax) {
   return "truncated: input ends before the trace begins";
 }
 
+// An NVTXT file (katrace-export --format nvtxt): '#' comments or its instructions first, which
+// no JSON or protobuf trace begins with. Named, so that its reader hears what to do rather
+// than that its first byte is bad JSON.
+bool LooksLikeNvtxt(GzInput* input) {
+  const int first = input->PeekBuffered(0);
+  if (first == '#' || first == '@') return true;
+  static constexpr char kDisplayName[] = "SetFileDisplayName";
+  for (size_t i = 0; i + 1 < sizeof(kDisplayName); ++i) {
+    if (input->PeekBuffered(i) != kDisplayName[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadOptions& options) {
@@ -235,6 +248,14 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
   Progress progress(options.tool, path, input.file_size(), options.progress_min_bytes);
   input.set_on_refill([&progress](uint64_t done, uint64_t) { progress.Update(done); });
   // The format by content, not by name: a renamed or piped-through file still reads.
+  if (LooksLikeNvtxt(&input)) {
+    result.status = ReadStatus::kNotATrace;
+    result.message =
+        "an NVTXT file (Nsight Systems' text annotations, for its ImportNvtxt): katrace's tools "
+        "read .json and .pftrace traces (katrace-export --format json or perfetto writes them "
+        "from the spool)";
+    return result;
+  }
   if (LooksLikePftrace(&input)) {
     visitor->OnFormat(TraceFileFormat::kPerfettoProtobuf);
     ReadPftrace(&input, visitor, options, &result);
