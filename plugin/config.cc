@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <string>
@@ -98,6 +99,19 @@ std::string ExpandOutputTemplate(const std::string& tmpl, int rank, int pid, con
   return out;
 }
 
+namespace {
+
+// A directory for the trace rather than its name: a name ending in '/' (templates allowed), or a
+// directory that exists. The trace then takes the default name inside it.
+bool NamesADirectory(const char* output) {
+  const size_t n = strlen(output);
+  if (output[n - 1] == '/') return true;
+  struct stat st;
+  return strchr(output, '{') == nullptr && stat(output, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
 Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   Config c;
   for (int i = 0; i < kKindCount; ++i) c.pool_size[i] = kKindInfo[i].default_pool;
@@ -118,6 +132,8 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   if (const char* v = env("KATRACE_OUTPUT")) {
     if (*v == '\0') {
       warn("KATRACE_OUTPUT is empty; using '" + c.output + "'");
+    } else if (NamesADirectory(v)) {
+      c.output = std::string(v) + (v[strlen(v) - 1] == '/' ? "" : "/") + c.output;
     } else {
       c.output = v;
     }

@@ -140,6 +140,28 @@ TEST(ReadConfig, GzipBySuffixOrSwitch) {
   EXPECT_EQ(c.output, "t.json.gz");
 }
 
+// A directory given for the trace (it exists, or its name ends in '/') gets the default name inside
+// it, not a file named like the directory that cannot be written.
+TEST(ReadConfig, OutputDirectoryGetsTheDefaultName) {
+  std::string dir = testing::TempDir();  // an existing directory, without its trailing '/'
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  for (const std::string& given : {dir, dir + "/", std::string("traces-{rank}/")}) {
+    FakeEnv env;
+    env.vars["KATRACE_OUTPUT"] = given;
+    const Config c = env.Read();
+    const std::string base = given.back() == '/' ? given : given + "/";
+    EXPECT_EQ(c.output, base + "katrace-{host}-{pid}.json") << given;
+    EXPECT_TRUE(env.warnings.empty());
+  }
+  FakeEnv pftrace;
+  pftrace.vars["KATRACE_OUTPUT"] = "out/";
+  pftrace.vars["KATRACE_FORMAT"] = "perfetto";
+  EXPECT_EQ(pftrace.Read().output, "out/katrace-{host}-{pid}.pftrace");
+  FakeEnv file;
+  file.vars["KATRACE_OUTPUT"] = dir + "/not-there-{rank}.json";
+  EXPECT_EQ(file.Read().output, dir + "/not-there-{rank}.json");
+}
+
 TEST(ParseCaptureSpan, TimesInEveryUnitAndCollectiveCounts) {
   CaptureSpan span;
   std::string error;

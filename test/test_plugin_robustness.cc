@@ -267,11 +267,26 @@ TEST_F(RobustnessTest, FullDiskIsReportedAndTheJobGoesOn) {
   EXPECT_NE(access("/dev/full.kspool", F_OK), 0) << "nothing is spooled into /dev";
 }
 
-TEST_F(RobustnessTest, DirectoryAsOutputSaysTheWholeTraceIsInTheTemporaryFile) {
-  std::string out = dir_ + "/a-directory.json";
+// A directory that exists when the plugin starts is where the trace goes, under its default name.
+TEST_F(RobustnessTest, ExistingDirectoryAsOutputHoldsTheTraceUnderTheDefaultName) {
+  std::string out = dir_ + "/traces";
   ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
   setenv("KATRACE_OUTPUT", out.c_str(), 1);
+  Comm c = InitComm(14, 0, 1);
+  CollWithChannels(c.ctx, nullptr, 0, 1);
+  v6().finalize(c.ctx);
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  const std::string trace = out + "/katrace-" + host + "-" + std::to_string(getpid()) + ".json";
+  EXPECT_EQ(Footer(ExpectValidTrace(trace))["events"]["Coll"], 1);
+}
+
+// A directory made under the trace's name while the job ran: the rename cannot replace it.
+TEST_F(RobustnessTest, DirectoryAsOutputSaysTheWholeTraceIsInTheTemporaryFile) {
+  std::string out = dir_ + "/a-directory.json";
+  setenv("KATRACE_OUTPUT", out.c_str(), 1);
   Comm c = InitComm(13, 0, 1);
+  ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
   CollWithChannels(c.ctx, nullptr, 0, 1);
   v6().finalize(c.ctx);
   std::string tmp = out + ".tmp." + std::to_string(getpid());
