@@ -129,6 +129,10 @@ TEST(TraceReaderTest, TellsWhyAFileCannotBeRead) {
     EXPECT_NE(nvtxt.message.find("ImportNvtxt"), std::string::npos) << nvtxt.message;
   }
   EXPECT_EQ(ReadTrace(dir.Write("s.json", "Set"), &c).status, ReadStatus::kBadJson);
+  // A spool (the capture before its export) is katrace-export's to read.
+  const ReadResult spool = ReadTrace(dir.Write("t.json", std::string("KASPOOL1\x02\0\0\0", 12)), &c);
+  EXPECT_EQ(spool.status, ReadStatus::kNotATrace);
+  EXPECT_EQ(spool.message, "a katrace spool (a capture not yet exported): katrace-export FILE writes its trace");
   EXPECT_EQ(ReadTrace("/nonexistent/katrace.json", &c).status, ReadStatus::kOpenError);
 }
 

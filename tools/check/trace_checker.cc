@@ -135,7 +135,7 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
     case ReadStatus::kBadProtobuf:
       diag.Error("protobuf", read.error_line, read.message);
       break;
-    case ReadStatus::kNotATrace:  // JSON of something else, or an NVTXT file
+    case ReadStatus::kNotATrace:  // JSON of something else, a spool or an NVTXT file
       diag.Error("input", 0, read.message);
       break;
     case ReadStatus::kTooLarge:

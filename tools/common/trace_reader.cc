@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "katrace/spool_format.h"
 #include "tools/common/dom_builder.h"
 #include "tools/common/gz_input.h"
 #include "tools/common/json_dismantle.h"
@@ -221,17 +222,28 @@ std::string TruncationMessage(const TraceSax& sax) {
   return "truncated: input ends before the trace begins";
 }
 
-// An NVTXT file (katrace-export --format nvtxt): '#' comments or its instructions first, which
-// no JSON or protobuf trace begins with. Named, so that its reader hears what to do rather
-// than that its first byte is bad JSON.
-bool LooksLikeNvtxt(GzInput* input) {
-  const int first = input->PeekBuffered(0);
-  if (first == '#' || first == '@') return true;
-  static constexpr char kDisplayName[] = "SetFileDisplayName";
-  for (size_t i = 0; i + 1 < sizeof(kDisplayName); ++i) {
-    if (input->PeekBuffered(i) != kDisplayName[i]) return false;
+bool StartsWith(GzInput* input, const char* bytes, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    if (input->PeekBuffered(i) != static_cast<unsigned char>(bytes[i])) return false;
   }
   return true;
+}
+
+// What a file katrace makes but its tools do not read is, and what to do with it; null for any
+// other file. Told by the first bytes, which no JSON or protobuf trace begins with, so that the
+// reader hears this rather than that byte 1 is bad JSON.
+const char* KatraceFileNotReadHere(GzInput* input) {
+  if (StartsWith(input, spool::kFileMagic, sizeof(spool::kFileMagic) - 1)) {  // any version
+    return "a katrace spool (a capture not yet exported): katrace-export FILE writes its trace";
+  }
+  static constexpr char kDisplayName[] = "SetFileDisplayName";
+  const int first = input->PeekBuffered(0);
+  if (first == '#' || first == '@' || StartsWith(input, kDisplayName, sizeof(kDisplayName) - 1)) {
+    return "an NVTXT file (Nsight Systems' text annotations, for its ImportNvtxt): katrace's tools "
+           "read .json and .pftrace traces (katrace-export --format json or perfetto writes them "
+           "from the spool)";
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -248,12 +260,9 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
   Progress progress(options.tool, path, input.file_size(), options.progress_min_bytes);
   input.set_on_refill([&progress](uint64_t done, uint64_t) { progress.Update(done); });
   // The format by content, not by name: a renamed or piped-through file still reads.
-  if (LooksLikeNvtxt(&input)) {
+  if (const char* what = KatraceFileNotReadHere(&input)) {
     result.status = ReadStatus::kNotATrace;
-    result.message =
-        "an NVTXT file (Nsight Systems' text annotations, for its ImportNvtxt): katrace's tools "
-        "read .json and .pftrace traces (katrace-export --format json or perfetto writes them "
-        "from the spool)";
+    result.message = what;
     return result;
   }
   if (LooksLikePftrace(&input)) {

@@ -54,7 +54,7 @@ enum class ReadStatus {
   kBadJson,      // a syntax error before the end
   kBadProtobuf,  // a protobuf trace that does not decode (bad varint, length past its message,
                  // wrong wire type), or whose clock runs past 2^63 ns
-  kNotATrace,    // valid JSON without a traceEvents array, or an NVTXT file (not read here)
+  kNotATrace,    // valid JSON without a traceEvents array, or a spool or NVTXT file (not read here)
   kTooLarge,     // a string, number, nesting or event past the reader's limits (see ReadOptions)
 };
 
