@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/sigpipe_guard.h"
 #include "common/unique_temp_file.h"
 
 namespace katrace {
@@ -19,20 +21,48 @@ constexpr size_t kBufferBytes = 1 << 20;
 // the caller may still count it (the plugin's trace footer does).
 constexpr size_t kUnbufferedBytes = 64 << 10;
 
+constexpr int kFifoRetryMs = 20;
+
 std::string ErrnoText(int err) { return strerror(err); }
+
+std::string FifoWaitText(int ms) { return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms"; }
+
+// |path|, a FIFO, opened for blocking writes once a reader has it open; -1 with errno set
+// otherwise (ENXIO: no reader came within |wait_ms|).
+int OpenFifoForWriting(const std::string& path, int wait_ms) {
+  int fd = -1;
+  for (int waited = 0;; waited += kFifoRetryMs) {
+    fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 || errno != ENXIO || waited >= wait_ms) break;
+    const timespec pause = {0, kFifoRetryMs * 1000000L};
+    nanosleep(&pause, nullptr);
+  }
+  if (fd < 0) return -1;
+  // The reader sets the pace from here on, as for any writer into a pipe.
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
 
 }  // namespace
 
 OutputFile::~OutputFile() { Abandon(); }
 
-void OutputFile::Fail(Step step, int err, std::string text) {
+void OutputFile::Fail(Step step, int err, std::string text, std::string reason) {
   if (failed_step_ != Step::kNone) return;
   failed_step_ = step;
   failed_errno_ = err;
   error_ = std::move(text);
+  reason_ = !reason.empty() ? std::move(reason) : err != 0 ? ErrnoText(err) : error_;
 }
 
 void OutputFile::Abandon() {
+  SigpipeGuard guard(pipe_);
   if (gz_ != nullptr) gzclose(gz_);
   gz_ = nullptr;
   file_.reset();  // closes the file
@@ -46,11 +76,13 @@ bool OutputFile::Open(const std::string& path, bool gzip, std::string* error) {
   path_ = path;
   tmp_path_.clear();
   in_place_ = false;
+  pipe_ = false;
   buffer_.clear();
   bytes_written_ = 0;
   failed_step_ = Step::kNone;
   failed_errno_ = 0;
   error_.clear();
+  reason_.clear();
   if (!OpenFile(path, gzip)) {
     *error = error_;
     return false;
@@ -69,6 +101,8 @@ bool OutputFile::OpenFile(const std::string& path, bool gzip) {
   int fd = -1;
   if (dash) {
     fd = dup(STDOUT_FILENO);
+  } else if (special && S_ISFIFO(st.st_mode)) {
+    fd = OpenFifoForWriting(path, policy_.fifo_reader_wait_ms);
   } else if (special) {
     fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   } else {
@@ -76,12 +110,17 @@ bool OutputFile::OpenFile(const std::string& path, bool gzip) {
   }
   if (fd < 0) {
     const int err = errno;
+    const bool no_reader = special && S_ISFIFO(st.st_mode) && err == ENXIO;
+    const std::string reason = no_reader ? "no process opened the FIFO for reading within " +
+                                               FifoWaitText(policy_.fifo_reader_wait_ms)
+                                         : ErrnoText(err);
     Fail(Step::kOpen, err,
-         (dash || special ? "cannot open " + path : "cannot create a temporary file for " + path) + ": " +
-             ErrnoText(err));
+         (dash || special ? "cannot open " + path : "cannot create a temporary file for " + path) + ": " + reason, reason);
     return false;
   }
   in_place_ = dash || special;
+  struct stat opened;
+  pipe_ = fstat(fd, &opened) == 0 && (S_ISFIFO(opened.st_mode) || S_ISSOCK(opened.st_mode));
   temp_live_ = !in_place_;
   if (gzip) {
     gz_ = gzdopen(fd, "wb6");
@@ -104,6 +143,7 @@ bool OutputFile::OpenFile(const std::string& path, bool gzip) {
 
 bool OutputFile::Write(std::string_view data) {
   if (failed_step_ != Step::kNone) return false;
+  SigpipeGuard guard(pipe_);
   if (file_ != nullptr) {
     errno = 0;
     if (!file_->Write(data.data(), data.size())) {
@@ -149,6 +189,7 @@ bool OutputFile::Flush() {
 
 bool OutputFile::Commit(std::string* error) {
   bool ok = failed_step_ == Step::kNone;
+  SigpipeGuard guard(pipe_);
   if (gz_ != nullptr) {
     if (ok) ok = Flush();
     errno = 0;

@@ -3,7 +3,9 @@
 // this process (common/unique_temp_file.h), renamed onto the final name by Commit, so a file with
 // the final name is always complete and two processes writing the same output never write into
 // one file. An existing device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place,
-// never renamed over. Plain output goes through FileWriter, which writes the bulk of a big new
+// never renamed over; a FIFO only once a reader has it open (within seconds: never a hang), and
+// a reader of a pipe that goes away fails the output with EPIPE, never kills the process with
+// SIGPIPE (common/sigpipe_guard.h). Plain output goes through FileWriter, which writes the bulk of a big new
 // file past the page cache; gzip output through zlib behind a 1 MiB buffer.
 //
 // The plugin and the tools differ in three things, chosen by OutputFilePolicy: what "-" means,
@@ -40,6 +42,10 @@ struct OutputFilePolicy {
   // committed, stays with what it holds (the plugin: a capture cannot be run again) instead of
   // being removed (a tool is simply run again).
   bool keep_failed_temp = false;
+  // How long an existing FIFO is given for a reader to open it, before Open fails: blocking in
+  // open() until one comes would hang the plugin at the application's exit, and a tool for good,
+  // when none ever does.
+  int fifo_reader_wait_ms = 10000;
 };
 
 class OutputFile {
@@ -73,12 +79,14 @@ class OutputFile {
   Step failed_step() const { return failed_step_; }
   int failed_errno() const { return failed_errno_; }
   const std::string& error() const { return error_; }
+  // The first failure's cause alone, for a caller that words its own message ("Broken pipe").
+  const std::string& failed_reason() const { return reason_; }
 
  private:
   bool OpenFile(const std::string& path, bool gzip);
   bool Flush();
   bool WriteGzip(const char* p, size_t n);
-  void Fail(Step step, int err, std::string text);
+  void Fail(Step step, int err, std::string text, std::string reason = "");
   // Closes whatever is open; the temporary file is removed unless the policy keeps it.
   void Abandon();
 
@@ -86,6 +94,7 @@ class OutputFile {
   std::string path_;
   std::string tmp_path_;
   bool in_place_ = false;
+  bool pipe_ = false;  // a FIFO or socket: its writes are guarded against SIGPIPE
   bool temp_live_ = false;  // the temporary file exists and is neither renamed nor given up
   std::unique_ptr<FileWriter> file_;  // plain output
   gzFile gz_ = nullptr;
@@ -94,6 +103,7 @@ class OutputFile {
   Step failed_step_ = Step::kNone;
   int failed_errno_ = 0;
   std::string error_;
+  std::string reason_;
 };
 
 }  // namespace katrace

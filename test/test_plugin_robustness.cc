@@ -281,6 +281,38 @@ TEST_F(RobustnessTest, ExistingDirectoryAsOutputHoldsTheTraceUnderTheDefaultName
   EXPECT_EQ(Footer(ExpectValidTrace(trace))["events"]["Coll"], 1);
 }
 
+// Regression: a trace path that is a pipe whose reader stops early (a FIFO, or /dev/stdout into
+// `| head`) killed the application with SIGPIPE at finalize. The trace fails with EPIPE, said
+// once, the spool is kept and named, and the process goes on.
+TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
+  std::string fifo = dir_ + "/trace.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  setenv("KATRACE_OUTPUT", fifo.c_str(), 1);
+  // A trace written in place spools in $TMPDIR: this test's directory.
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  setenv("TMPDIR", dir_.c_str(), 1);
+  Comm c = InitComm(15, 0, 1);
+  // Far more trace than a pipe holds, so the writer must meet the closed end.
+  for (int i = 0; i < 3000; ++i) CollWithChannels(c.ctx, nullptr, i, 1);
+  std::thread reader([&] {
+    FILE* f = fopen(fifo.c_str(), "r");
+    if (f == nullptr) return;
+    char first[16];
+    EXPECT_EQ(fread(first, 1, sizeof(first), f), sizeof(first));
+    fclose(f);
+  });
+  v6().finalize(c.ctx);
+  reader.join();
+  if (tmpdir != nullptr) setenv("TMPDIR", old_tmpdir.c_str(), 1); else unsetenv("TMPDIR");
+  bool reported = false;
+  for (const auto& w : CapturedWarnings()) reported |= w.find("Broken pipe") != std::string::npos;
+  EXPECT_TRUE(reported) << "no warning named the broken pipe";
+  const std::string kept = dir_ + "/trace.json.kspool";
+  const std::string kept_with_pid = dir_ + "/trace.json." + std::to_string(getpid()) + ".kspool";
+  EXPECT_TRUE(access(kept.c_str(), F_OK) == 0 || access(kept_with_pid.c_str(), F_OK) == 0) << "the spool was not kept";
+}
+
 // A directory made under the trace's name while the job ran: the rename cannot replace it.
 TEST_F(RobustnessTest, DirectoryAsOutputSaysTheWholeTraceIsInTheTemporaryFile) {
   std::string out = dir_ + "/a-directory.json";

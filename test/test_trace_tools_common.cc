@@ -1,6 +1,10 @@
 // The shared pieces under tools/common (streaming reader, external sorter, time text and
 // command-line helpers) and those of common/ the tools use (the output file, names and numbers).
+#include <errno.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -267,6 +271,68 @@ TEST(OutputFileTest, WritesAPipeInPlaceInsteadOfRenamingOverIt) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_FALSE(fs::exists(fifo + ".tmp." + std::to_string(getpid())));
   fs::remove_all(dir);
+}
+
+// Regression: a FIFO that no process opened for reading blocked open() for good (the plugin hung
+// at the application's exit). It now fails after the policy's wait, and says why.
+TEST(OutputFileTest, AFifoThatNobodyReadsFailsAfterAWaitInsteadOfHanging) {
+  TempDir dir;
+  const std::string fifo = (dir.path() / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  OutputFilePolicy policy;
+  policy.fifo_reader_wait_ms = 100;
+  OutputFile out(policy);
+  std::string error;
+  EXPECT_FALSE(out.Open(fifo, false, &error));
+  EXPECT_EQ(out.failed_reason(), "no process opened the FIFO for reading within 100 ms");
+  EXPECT_NE(error.find(fifo), std::string::npos) << error;
+  struct stat st;
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+// Regression: a pipe's reader that went away killed the writing process with SIGPIPE (the
+// plugin took the application down at exit). The write now fails with EPIPE, the signal is not
+// left pending and the thread's signal mask is as it was.
+TEST(OutputFileTest, APipeWhoseReaderLeavesFailsTheOutputNotTheProcess) {
+  TempDir dir;
+  const std::string fifo = (dir.path() / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    char first[16];
+    in.read(first, sizeof(first));
+  });  // closes its end after 16 bytes
+  sigset_t before;
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, nullptr, &before), 0);
+  for (bool gzip : {false, true}) {
+    if (gzip) {
+      reader.join();
+      reader = std::thread([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        char first[16];
+        in.read(first, sizeof(first));
+      });
+    }
+    OutputFile out;
+    std::string error;
+    ASSERT_TRUE(out.Open(fifo, gzip, &error)) << error;
+    // Incompressible, so that gzip too writes far more than the pipe holds.
+    std::mt19937 random(7);
+    std::string chunk(1 << 16, '\0');
+    for (char& c : chunk) c = static_cast<char>(random());
+    bool wrote_all = true;
+    for (int i = 0; i < 64 && wrote_all; ++i) wrote_all = out.Write(chunk);
+    EXPECT_FALSE(wrote_all && out.Commit(&error)) << (gzip ? "gzip" : "plain");
+    EXPECT_EQ(out.failed_errno(), EPIPE) << out.error();
+    EXPECT_EQ(out.failed_reason(), strerror(EPIPE));
+  }
+  reader.join();
+  sigset_t pending, after;
+  ASSERT_EQ(sigpending(&pending), 0);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, nullptr, &after), 0);
+  EXPECT_EQ(sigismember(&after, SIGPIPE), sigismember(&before, SIGPIPE));
 }
 
 // Regression: every writer of one output used "<path>.tmp" opened with O_TRUNC, so a second

@@ -1,7 +1,5 @@
 #include "plugin/export/output_sink.h"
 
-#include <string.h>
-
 #include "common/paths.h"
 #include "common/warning.h"
 
@@ -18,11 +16,6 @@ OutputFilePolicy TracePolicy() {
   return p;
 }
 
-// Why |file| could not be opened, in the words of the warning.
-std::string OpenFailure(const OutputFile& file) {
-  return file.failed_errno() != 0 ? strerror(file.failed_errno()) : "cannot start gzip";
-}
-
 }  // namespace
 
 OutputSink::OutputSink() : file_(TracePolicy()) {}
@@ -30,7 +23,7 @@ OutputSink::OutputSink() : file_(TracePolicy()) {}
 bool OutputSink::Open(const std::string& path, bool gzip) {
   std::string ignored;  // the warnings below word it for the plugin
   if (file_.Open(path, gzip, &ignored)) return true;
-  const std::string error = OpenFailure(file_);
+  const std::string error = file_.failed_reason();
   const std::string fallback = TempDir() + "/" + Basename(path);
   if (fallback != path && file_.Open(fallback, gzip, &ignored)) {
     Warn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + fallback + "' instead");
@@ -46,7 +39,7 @@ void OutputSink::Fail() {
   ++io_errors_;
   if (failed_) return;
   failed_ = true;
-  const std::string reason = strerror(file_.failed_errno());
+  const std::string reason = file_.failed_reason();
   const std::string& tmp = file_.temp_path();
   if (file_.failed_step() == OutputFile::Step::kRename) {
     Warn("renaming '" + tmp + "' to '" + file_.path() + "' failed (" + reason + "); the complete trace is in '" + tmp +
