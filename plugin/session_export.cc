@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "common/warning.h"
 #include "plugin/export/exporter.h"
 #include "plugin/export/hang_report.h"
 
@@ -22,6 +23,8 @@ bool ExportSessionSpool(const SessionExport& job, const Config& config) {
     fprintf(stderr, "katrace: %s %s: %llu events, %llu lost%s\n", job.label, report.trace_path.c_str(),
             static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
             report.incomplete != 0 ? (", " + std::to_string(report.incomplete) + " incomplete").c_str() : "");
+    // The failure message carries it otherwise.
+    if (!report.summary_error.empty()) Warn(report.summary_error);
   } else {
     fprintf(stderr, "katrace: the %s could not be built (%s); the %s is kept in %s: katrace-export %s\n", job.label,
             report.message.c_str(), job.kept_as, job.spool.c_str(), job.spool.c_str());

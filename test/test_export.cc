@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "plugin/export/exporter.h"
 #include "test/support/plugin_harness.h"
@@ -821,7 +822,23 @@ TEST_F(ExportTest, SummaryFileAndText) {
   r = katrace::ExportSpool(s.path, o);
   testing::internal::GetCapturedStderr();
   EXPECT_TRUE(r.ok);
-  EXPECT_NE(r.message.find("summary not written"), std::string::npos) << r.message;
+  EXPECT_NE(r.summary_error.find("the summary file was not written"), std::string::npos) << r.summary_error;
+  EXPECT_NE(r.message.find(r.summary_error), std::string::npos) << r.message;
+  // Regression: a device or pipe as the summary file was replaced by a regular file (renamed
+  // over it). It is written in place.
+  o.summary_path = dir_ + "/summary-pipe";
+  ASSERT_EQ(mkfifo(o.summary_path.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = ReadFileBytes(o.summary_path); });
+  testing::internal::CaptureStderr();
+  r = katrace::ExportSpool(s.path, o);
+  testing::internal::GetCapturedStderr();
+  reader.join();
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.summary_error, "");
+  EXPECT_EQ(received, r.summary_text);
+  ASSERT_EQ(stat(o.summary_path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 // A summary nobody reads (not printed, no file asked for) leaves its tables out: the count lines

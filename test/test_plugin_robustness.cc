@@ -313,6 +313,22 @@ TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
   EXPECT_TRUE(access(kept.c_str(), F_OK) == 0 || access(kept_with_pid.c_str(), F_OK) == 0) << "the spool was not kept";
 }
 
+// Regression: a summary file that could not be written was said only when the trace failed too.
+TEST_F(RobustnessTest, ASummaryFileThatCannotBeWrittenIsSaid) {
+  setenv("KATRACE_OUTPUT", (dir_ + "/t.json").c_str(), 1);
+  setenv("KATRACE_SUMMARY_FILE", dir_.c_str(), 1);  // a directory
+  Comm c = InitComm(16, 0, 1);
+  CollWithChannels(c.ctx, nullptr, 0, 1);
+  v6().finalize(c.ctx);
+  unsetenv("KATRACE_SUMMARY_FILE");
+  bool reported = false;
+  for (const auto& w : CapturedWarnings()) {
+    reported |= w.find("the summary file was not written") != std::string::npos && w.find(dir_) != std::string::npos;
+  }
+  EXPECT_TRUE(reported) << "no warning named the summary file";
+  EXPECT_EQ(Footer(ExpectValidTrace(dir_ + "/t.json"))["events"]["Coll"], 1);
+}
+
 // A directory made under the trace's name while the job ran: the rename cannot replace it.
 TEST_F(RobustnessTest, DirectoryAsOutputSaysTheWholeTraceIsInTheTemporaryFile) {
   std::string out = dir_ + "/a-directory.json";

@@ -1,12 +1,8 @@
 // The finalize summary (see export_summary.h): slices into ActivitySummary, then the count lines.
 #include "plugin/export/export_summary.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "common/unique_temp_file.h"
+#include "common/output_file.h"
 
 namespace katrace {
 namespace exporting {
@@ -81,34 +77,12 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
 }
 
 bool WriteTextFileAtomically(const std::string& path, const std::string& text, std::string* error) {
-  std::string tmp;
-  const int fd = CreateUniqueTempFile(path, &tmp);
-  FILE* f = fd >= 0 ? fdopen(fd, "w") : nullptr;
-  if (f == nullptr) {
-    *error = "cannot write a temporary file for '" + path + "': " + strerror(errno);
-    if (fd >= 0) {
-      close(fd);
-      unlink(tmp.c_str());
-    }
-    return false;
-  }
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    *error = "cannot write '" + tmp + "': " + strerror(err);
-    unlink(tmp.c_str());
-    return false;
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename '" + tmp + "' to '" + path + "': " + strerror(errno);
-    unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  OutputFilePolicy policy;
+  policy.dash_is_stdout = false;  // a file name, as the plugin's KATRACE_SUMMARY_FILE is
+  OutputFile out(policy);
+  if (!out.Open(path, false, error)) return false;
+  out.Write(text);
+  return out.Commit(error);
 }
 
 }  // namespace exporting

@@ -48,7 +48,8 @@ class ExportSummary : public TraceEncoder {
 };
 
 // Writes |text| to |path| through a temporary file unique to this process and a rename, so a
-// failed write never leaves an empty or partial summary under the final name.
+// failed write never leaves an empty or partial summary under the final name; a device or a
+// pipe at |path| is written in place, never replaced (common/output_file.h).
 bool WriteTextFileAtomically(const std::string& path, const std::string& text, std::string* error);
 
 }  // namespace exporting

@@ -351,9 +351,8 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   if (summary_path.empty() && options.summary && committed && sink.path().compare(0, 5, "/dev/") != 0) {
     summary_path = sink.path() + ".summary.txt";
   }
-  std::string summary_error;
-  if (!summary_path.empty() && !WriteTextFileAtomically(summary_path, report.summary_text, &summary_error)) {
-    summary_error = "; summary not written: " + summary_error;
+  if (!summary_path.empty() && !WriteTextFileAtomically(summary_path, report.summary_text, &report.summary_error)) {
+    report.summary_error = "the summary file was not written: " + report.summary_error;
   }
 
   std::string m = committed ? "exported " : "FAILED to export ";
@@ -399,7 +398,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   }
   if (!index.has_process) m += "; the spool has no Process record";
   m += GpuClockWarnings(clocks, index, identities);
-  m += summary_error;
+  if (!report.summary_error.empty()) m += "; " + report.summary_error;
   report.message = m;
   return report;
 }

@@ -44,6 +44,7 @@ struct ExportReport {
   bool clean_end = false;       // the spool ended with an End record
   bool cut = false; uint64_t cut_offset = 0; std::string cut_reason;  // where a torn/killed spool stops
   std::string summary_text;     // the same text as printed (without summary or summary_path: the count lines only)
+  std::string summary_error;    // why the summary file asked for was not written ("" when it was, or none was asked)
 };
 
 // Never throws; a hostile spool (bad magic or CRC, truncated, lengths out of range, unknown
