@@ -133,7 +133,7 @@ TEST_F(SpoolWriterTest, ABufferFoundHalfFullGoesOutUncompressedAndEverythingRead
 
 TEST_F(SpoolWriterTest, ABlockThatDoesNotFitIsCutOffAndEveryOtherBlockStaysWhole) {
   ASSERT_NO_FATAL_FAILURE(StartHeldWriter());
-  AppendAtLeast(kBufferBytes / 2 + katrace_test::kCollRecordBytes);
+  const uint64_t lost = AppendAtLeast(kBufferBytes / 2 + katrace_test::kCollRecordBytes);
   // The raw block's header fits under the file size limit, its payload does not: the write is
   // torn mid-block, as on a disk that fills up.
   struct stat st;
@@ -161,6 +161,8 @@ TEST_F(SpoolWriterTest, ABlockThatDoesNotFitIsCutOffAndEveryOtherBlockStaysWhole
   ExportReport r = Export();
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.events, later) << r.message;
+  // Regression: the events of the failed block were in no count ("0 lost").
+  EXPECT_EQ(r.dropped, lost) << "the Colls of the failed block, counted as lost";
   EXPECT_TRUE(r.clean_end);
 }
 

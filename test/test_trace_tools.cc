@@ -356,7 +356,7 @@ TEST_F(TraceToolsTest, CheckWarnsAboutDropsWithoutFailing) {
       "katrace-check", Put("drops.json", Edit(valid_, "\"KernelCh\":0,\"KernelStep\":0}",
                                               "\"KernelCh\":0,\"KernelStep\":12}")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("warning: 12 events were dropped (pool full): KernelStep 12"),
+  EXPECT_NE(r.output.find("warning: 12 events were dropped (a full pool or buffer, or an unwritable spool): KernelStep 12"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(RunTool("katrace-check", "--strict " + Put("drops.json", Edit(valid_,

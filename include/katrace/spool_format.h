@@ -341,7 +341,8 @@ constexpr int kCounterKinds = 16;
 // The on-disk counters hold one drop count per kind: a kind past them needs a new format version.
 static_assert(kCounterKinds >= kKindCount, "CountersBody::dropped has a slot for every kind");
 struct CountersBody {
-  uint64_t dropped[kCounterKinds];  // events lost per kind: pool full, or buffers full (drop mode)
+  uint64_t dropped[kCounterKinds];  // events lost per kind: pool full, buffers full (drop mode), or their
+                                    // Start record in a spool block that could not be written
   uint64_t waits;                   // callbacks that waited for buffer space (wait mode)
   DrainCounters drain;              // the KernelStep drain's counters, in kDrainCounterFields order
   uint64_t strings_unnamed;         // strings not interned (table full)

@@ -99,16 +99,30 @@ bool SpoolFile::WriteAll(const uint8_t* data, size_t n, int* err) {
 }
 
 void SpoolFile::WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress) {
-  if (fd_ < 0 || raw_bytes == 0) return;
-  if (!(compress_ && compress)) {
+  if (raw_bytes == 0) return;
+  bool written = false;
+  if (fd_ < 0) {
+    // A spool given up after a failure it could not undo: what comes after is lost as well.
+  } else if (!(compress_ && compress)) {
     // Written from where the records lie: no copy into a frame.
     uint32_t payload_crc = 0;
     const spool::BlockHeader h = RawBlockHeader(stream, os_tid, sequence_, raw, raw_bytes, &payload_crc);
-    Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), raw, raw_bytes, raw_bytes);
-    return;
+    written = Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), raw, raw_bytes, raw_bytes);
+  } else {
+    FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, true, &frame_, &coded_);
+    written = Append(frame_.data(), frame_.size(), nullptr, 0, raw_bytes);
   }
-  FrameBlock(stream, os_tid, sequence_, raw, raw_bytes, true, &frame_, &coded_);
-  Append(frame_.data(), frame_.size(), nullptr, 0, raw_bytes);
+  if (!written) CountLostStarts(raw, raw_bytes);
+}
+
+void SpoolFile::CountLostStarts(const uint8_t* raw, uint32_t raw_bytes) {
+  for (uint32_t at = 0; raw_bytes - at >= sizeof(spool::RecordHeader);) {
+    spool::RecordHeader h;
+    memcpy(&h, raw + at, sizeof(h));
+    if (h.size < sizeof(h) || h.size > raw_bytes - at) return;  // not whole records: nothing more to read
+    if (h.type == spool::RecordType::kStart && h.kind < spool::kCounterKinds) ++lost_starts_[h.kind];
+    at += h.size;
+  }
 }
 
 void SpoolFile::WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc) {
@@ -118,14 +132,14 @@ void SpoolFile::WriteFramed(const spool::BlockHeader& header, const uint8_t* pay
   Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), payload, h.stored_bytes, h.raw_bytes);
 }
 
-void SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes) {
+bool SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes) {
   int err = 0;
   if (WriteAll(frame, n, &err) && (rest_n == 0 || WriteAll(rest, rest_n, &err))) {
     offset_ += n + rest_n;
     raw_total_ += raw_bytes;
     ++sequence_;
     DropBehind();
-    return;
+    return true;
   }
   // A torn block would hide every later one from readers: cut it off again.
   ++io_errors_;
@@ -133,12 +147,13 @@ void SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size
     LogWarn("spool '" + path_ + "': cannot undo a failed write (" + strerror(errno) + "); the spool ends here");
     ::close(fd_);
     fd_ = -1;
-    return;
+    return false;
   }
   if (io_errors_ == 1) {
     LogWarn("cannot write the spool '" + path_ + "' (" + strerror(err) +
             "); events captured while writes fail are lost and counted, the job goes on");
   }
+  return false;
 }
 
 void SpoolFile::DropBehind() {

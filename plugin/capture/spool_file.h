@@ -1,7 +1,9 @@
 // The spool on disk: opened exclusively (never another process's file, never an earlier run's
 // spool), written one framed block per write() so that a block is on disk whole or not at all.
-// A failed or short write is cut back off the file, counted and reported once; later blocks are
-// still tried, so a full disk that frees up loses only what was written while it was full.
+// A failed or short write is cut back off the file, counted and reported once, and the events
+// whose Start records it held are counted per kind as lost (the writer adds them to the drops the
+// spool's Counters records carry, so the trace and the final message count them); later blocks
+// are still tried, so a full disk that frees up loses only what was written while it was full.
 //
 // Past its first |keep_cached| bytes (1 GiB), a long spool does not keep growing the page cache:
 // every |chunk| bytes the writer starts the chunk's writeback (sync_file_range) and gives back the
@@ -52,11 +54,17 @@ class SpoolFile {
   uint64_t blocks() const { return sequence_; }
   uint64_t io_errors() const { return io_errors_; }
   uint64_t raw_bytes() const { return raw_total_; }
+  // Events of kind |kind| (a Kind value) whose Start record was in a block that could not be
+  // written.
+  uint64_t lost_starts(int kind) const { return lost_starts_[kind]; }
 
  private:
   // One block: |frame| (n bytes), then |rest| (rest_n bytes, the payload when it was not copied
   // into the frame). On a failed write the file is cut back to where the block began.
-  void Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes);
+  // False when it failed.
+  bool Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes);
+  // Counts the Start records among |raw|'s records into lost_starts_.
+  void CountLostStarts(const uint8_t* raw, uint32_t raw_bytes);
   bool WriteAll(const uint8_t* data, size_t n, int* err);
   bool WriteHeader(int os_pid, std::string* error);
   void DropBehind();
@@ -68,6 +76,7 @@ class SpoolFile {
   uint64_t sequence_ = 0;
   uint64_t io_errors_ = 0;
   uint64_t raw_total_ = 0;
+  uint64_t lost_starts_[spool::kCounterKinds] = {};
   uint64_t started_to_;  // the writeback of everything before this was started
   uint64_t dropped_to_;  // the pages before this were given back (from keep_cached on)
   const uint64_t chunk_;

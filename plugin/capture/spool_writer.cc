@@ -225,6 +225,7 @@ void SpoolWriter::WriteOwnRecords() {
   spool::CountersBody counters{};
   counters_(&counters);
   counters.io_errors += file_.io_errors();
+  for (int k = 0; k < spool::kCounterKinds; ++k) counters.dropped[k] += file_.lost_starts(k);
   AppendWriterRecord(&own, spool::RecordType::kCounters, counters);
   Emit(0, writer_tid_, own.data(), static_cast<uint32_t>(own.size()));
 }

@@ -60,7 +60,7 @@ std::string ExportSummary::Text(const TraceTotals& t, const std::string& spool_l
   uint64_t recorded = 0;
   for (uint64_t e : t.events) recorded += e;
   text += "katrace: " + std::to_string(recorded) + " events recorded, " + std::to_string(total_drops) +
-          " dropped (pool or buffers full)" + (drops.empty() ? "" : ":" + drops) + ", " +
+          " dropped (pool or buffers full, or spool not writable)" + (drops.empty() ? "" : ":" + drops) + ", " +
           std::to_string(t.incomplete) + " incomplete";
   if (t.waits != 0) text += ", " + std::to_string(t.waits) + (t.waits == 1 ? " wait" : " waits") + " for buffer space";
   if (t.drain.Any()) {

@@ -367,6 +367,10 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   } else {
     m += "; spool ended cleanly";
   }
+  if (index.counters.io_errors != 0) {
+    m += "; " + std::to_string(index.counters.io_errors) +
+         " spool blocks could not be written (a full disk?): their events are counted as lost";
+  }
   uint64_t skipped = index.malformed_records + merge_malformed + ac.short_records;
   if (skipped != 0) m += "; skipped " + std::to_string(skipped) + " malformed records";
   if (index.unknown_records + ac.unknown_kinds != 0) {

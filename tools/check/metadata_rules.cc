@@ -265,7 +265,8 @@ void MetadataRules::CheckFooter() {
     }
     if (total > 0) {
       diag_->Warning("drops", 0,
-                     Plural(total, "event") + (total == 1 ? " was" : " were") + " dropped (pool full): " + detail);
+                     Plural(total, "event") + (total == 1 ? " was" : " were") +
+                         " dropped (a full pool or buffer, or an unwritable spool): " + detail);
     }
   }
 }
