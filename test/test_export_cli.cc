@@ -2,9 +2,11 @@
 // output rules for one and several spools.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
+#include "plugin/export/spool_reader.h"
 #include "test/support/plugin_harness.h"
 #include "test/support/spool_builder.h"
 #include "test/support/subprocess.h"
@@ -127,6 +129,98 @@ TEST_F(ExportCliTest, SeveralSpoolsToADirectoryOrATemplate) {
   p = Run({dir_ + "/c.kspool", dir_ + "/nope.kspool", "-o", dir_ + "/out"});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_TRUE(Exists(dir_ + "/out/c.json"));
+}
+
+// Regression: -o naming the spool itself wrote the trace over it and then removed it: both lost.
+TEST_F(ExportCliTest, AnOutputThatIsTheSpoolItselfIsRefused) {
+  MakeSpool(dir_ + "/r0.kspool", dir_ + "/r0.json", 0, 11);
+  const std::string before = ReadFileBytes(dir_ + "/r0.kspool");
+  ProcessOutput p = Run({dir_ + "/r0.kspool", "--quiet", "-o", dir_ + "/./r0.kspool"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("would overwrite the spool itself"), std::string::npos) << p.err;
+  EXPECT_EQ(ReadFileBytes(dir_ + "/r0.kspool"), before);
+}
+
+// Regression: two spools that record one trace name, exported into one directory, wrote one
+// trace over the other and both spools were removed.
+TEST_F(ExportCliTest, TwoSpoolsOfOneTraceNameNeverOverwriteEachOther) {
+  MakeSpool(dir_ + "/a.kspool", "/job1/trace.json", 0, 100);
+  MakeSpool(dir_ + "/b.kspool", "/job2/trace.json", 0, 200);
+  mkdir((dir_ + "/out").c_str(), 0755);
+  ProcessOutput p = Run({dir_ + "/a.kspool", dir_ + "/b.kspool", "--quiet", "-o", dir_ + "/out"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find(dir_ + "/b.kspool: its trace '" + dir_ + "/out/trace.json' was written from another spool"),
+            std::string::npos)
+      << p.err;
+  ExpectValidTrace(dir_ + "/out/trace.json");
+  EXPECT_NE(ReadFileBytes(dir_ + "/out/trace.json").find("\"os_pid\":100,"), std::string::npos)
+      << "the first spool's trace stays";
+  EXPECT_FALSE(Exists(dir_ + "/a.kspool"));
+  EXPECT_TRUE(Exists(dir_ + "/b.kspool")) << "the spool whose trace was not written is kept";
+  // The same through a template both spools fill alike.
+  MakeSpool(dir_ + "/c.kspool", "/job3/trace.json", 0, 300);
+  p = Run({dir_ + "/b.kspool", dir_ + "/c.kspool", "--quiet", "-o", dir_ + "/rank{rank}.json"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_TRUE(Exists(dir_ + "/c.kspool"));
+}
+
+// Regression: an output that could not be created went to the same name in $TMPDIR, overwriting
+// whatever was there, with exit status 0 (and the spool removed).
+TEST_F(ExportCliTest, AnOutputThatCannotBeCreatedFailsInsteadOfGoingToTheTempDir) {
+  MakeSpool(dir_ + "/r0.kspool", dir_ + "/r0.json", 0, 11);
+  WriteFileBytes(dir_ + "/x.json", "precious");
+  ProcessOutput p = RunProcess(ToolPath("katrace-export"),
+                               {dir_ + "/r0.kspool", "--quiet", "-o", "/nonexistent-katrace/x.json"}, {"TMPDIR=" + dir_},
+                               dir_);
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("cannot write the trace to '/nonexistent-katrace/x.json' (No such file or directory)"),
+            std::string::npos)
+      << p.err;
+  EXPECT_EQ(ReadFileBytes(dir_ + "/x.json"), "precious");
+  EXPECT_TRUE(Exists(dir_ + "/r0.kspool"));
+  p = Run({dir_ + "/r0.kspool", "-o", dir_ + "/no-such-dir/"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("names a directory that does not exist"), std::string::npos) << p.err;
+}
+
+// Regression: a FIFO given as the spool blocked in open() for good.
+TEST_F(ExportCliTest, AFifoIsRefusedNotWaitedOn) {
+  ASSERT_EQ(mkfifo((dir_ + "/f.kspool").c_str(), 0600), 0);
+  ProcessOutput p = Run({dir_ + "/f.kspool", "--keep-spool"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("not a regular file"), std::string::npos) << p.err;
+}
+
+// Regression: one damaged block in the middle (a bad CRC) ended the export there, as if the job
+// had been killed, and the spool was removed with every block after it.
+TEST_F(ExportCliTest, ADamagedBlockIsSkippedTheRestExportedAndTheSpoolKept) {
+  MakeSpool(dir_ + "/d.kspool", dir_ + "/d.json", 0, 11);
+  katrace::exporting::SpoolReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.Open(dir_ + "/d.kspool", &error)) << error;
+  std::vector<katrace::exporting::BlockRef> blocks;
+  katrace::exporting::BlockRef ref;
+  for (uint64_t at = reader.first_block_offset();
+       reader.ReadBlockHeader(at, &ref, &error) == katrace::exporting::BlockStatus::kOk; at = ref.end()) {
+    blocks.push_back(ref);
+  }
+  ASSERT_GE(blocks.size(), 5u) << "the spool needs blocks on both sides of the damaged one";
+  // A bit flipped in the payload of a block in the middle.
+  const katrace::exporting::BlockRef& hit = blocks[blocks.size() / 2];
+  std::string bytes = ReadFileBytes(dir_ + "/d.kspool");
+  bytes[hit.offset + sizeof(katrace::spool::BlockHeader) + hit.stored_bytes / 2] ^= 0x10;
+  WriteFileBytes(dir_ + "/d.kspool", bytes);
+  ProcessOutput p = Run({dir_ + "/d.kspool"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.err.find("spool ended cleanly"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("skipped 1 damaged block (the first at offset " + std::to_string(hit.offset) + ": "),
+            std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("the spool '" + dir_ + "/d.kspool' is kept: it has damaged blocks"), std::string::npos) << p.err;
+  EXPECT_TRUE(Exists(dir_ + "/d.kspool"));
+  const size_t colls = Slices(ExpectValidTrace(dir_ + "/d.json"), "Coll").size();
+  EXPECT_GT(colls, 25u) << "the blocks after the damaged one were read";
+  EXPECT_LT(colls, 50u) << "the damaged block's events are gone";
 }
 
 }  // namespace

@@ -161,6 +161,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   report.cut = index.cut;
   report.cut_offset = index.cut_offset;
   report.cut_reason = index.cut_reason;
+  report.damaged_blocks = index.damaged_blocks;
   report.waits = index.counters.waits;
   for (int k = 0; k < spool::kCounterKinds; ++k) report.dropped += index.counters.dropped[k];
 
@@ -189,8 +190,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   process.comm_rank = identities.of_comm;
 
   OutputSink sink;
-  if (!sink.Open(output, options.gzip || EndsWith(output, ".gz"))) {
-    report.message = spool_path + ": cannot write the trace to '" + output + "'";
+  if (!sink.Open(output, options.gzip || EndsWith(output, ".gz"), options.fallback_to_temp_dir)) {
+    report.message = spool_path + ": cannot write the trace to '" + output + "'" +
+                     (options.fallback_to_temp_dir ? "" : " (" + sink.failed_reason() + ")");
     return report;
   }
   report.trace_path = sink.path();
@@ -366,6 +368,11 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
          index.cut_reason + ")";
   } else {
     m += "; spool ended cleanly";
+  }
+  if (index.damaged_blocks != 0) {
+    m += "; skipped " + std::to_string(index.damaged_blocks) + " damaged block" +
+         (index.damaged_blocks == 1 ? "" : "s") + " (the first at offset " + std::to_string(index.first_damage_offset) +
+         ": " + index.first_damage_reason + "): their records are lost";
   }
   if (index.counters.io_errors != 0) {
     m += "; " + std::to_string(index.counters.io_errors) +

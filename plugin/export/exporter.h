@@ -32,6 +32,10 @@ struct ExportOptions {
   bool progress = true;         // progress lines on stderr, only once the export has run > 1 s
   int threads = 0;              // worker threads; 0 = min(hardware, 4)
   size_t memory_budget = 256u << 20;
+  // An output that cannot be created goes to the same name in $TMPDIR (the plugin's choice: the
+  // capture cannot be run again); false: the export fails instead (katrace-export, whose user
+  // named the output and can run it again).
+  bool fallback_to_temp_dir = true;
 };
 
 struct ExportReport {
@@ -43,6 +47,7 @@ struct ExportReport {
   uint64_t blocks = 0, bytes_recovered = 0;
   bool clean_end = false;       // the spool ended with an End record
   bool cut = false; uint64_t cut_offset = 0; std::string cut_reason;  // where a torn/killed spool stops
+  uint64_t damaged_blocks = 0;  // blocks skipped in the middle of the spool (bad CRC, undecodable)
   std::string summary_text;     // the same text as printed (without summary or summary_path: the count lines only)
   std::string summary_error;    // why the summary file asked for was not written ("" when it was, or none was asked)
 };

@@ -20,13 +20,17 @@ OutputFilePolicy TracePolicy() {
 
 OutputSink::OutputSink() : file_(TracePolicy()) {}
 
-bool OutputSink::Open(const std::string& path, bool gzip) {
+bool OutputSink::Open(const std::string& path, bool gzip, bool fallback) {
   std::string ignored;  // the warnings below word it for the plugin
   if (file_.Open(path, gzip, &ignored)) return true;
   const std::string error = file_.failed_reason();
-  const std::string fallback = TempDir() + "/" + Basename(path);
-  if (fallback != path && file_.Open(fallback, gzip, &ignored)) {
-    Warn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + fallback + "' instead");
+  if (!fallback) {
+    failed_ = true;  // the caller says so, with failed_reason()
+    return false;
+  }
+  const std::string elsewhere = TempDir() + "/" + Basename(path);
+  if (elsewhere != path && file_.Open(elsewhere, gzip, &ignored)) {
+    Warn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + elsewhere + "' instead");
     return true;
   }
   Warn("cannot write the trace to '" + path + "' (" + error +

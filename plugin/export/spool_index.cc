@@ -261,17 +261,24 @@ bool ScanSpool(const SpoolReader& file, int threads, ExportProgress* progress, S
   std::vector<CommEndMark> ends;
   std::map<uint32_t, uint64_t> stream_key;
   index->bytes = file.first_block_offset();
-  size_t taken = 0;
-  for (; taken < cand.size(); ++taken) {
+  for (size_t taken = 0; taken < cand.size(); ++taken) {
     const BlockRef& ref = cand[taken];
     BlockScan& s = scans[taken];
-    if (!s.ok || ref.sequence != taken) {
+    if (ref.sequence != taken) {
       index->cut = true;
       index->cut_offset = ref.offset;
-      index->cut_reason = !s.ok ? s.reason
-                                : "block sequence " + std::to_string(ref.sequence) + " where " +
-                                      std::to_string(taken) + " was expected";
+      index->cut_reason = "block sequence " + std::to_string(ref.sequence) + " where " + std::to_string(taken) +
+                          " was expected";
       break;
+    }
+    if (!s.ok) {
+      // Its header is whole and chains to the next block: only this block's records are lost
+      // (a flipped bit on the disk), not every block after it.
+      if (index->damaged_blocks++ == 0) {
+        index->first_damage_offset = ref.offset;
+        index->first_damage_reason = s.reason;
+      }
+      continue;
     }
     IndexedBlock b;
     b.ref = ref;
@@ -295,7 +302,6 @@ bool ScanSpool(const SpoolReader& file, int threads, ExportProgress* progress, S
     index->blocks.push_back(b);
     if (s.has_end) {
       index->clean_end = true;
-      ++taken;
       break;
     }
   }

@@ -77,6 +77,11 @@ struct SpoolIndex {
   bool cut = false;        // the file goes on past the last whole block (or past End)
   uint64_t cut_offset = 0;
   std::string cut_reason;
+  // Blocks whose header chained on but whose payload is damaged (a bad CRC, a payload that does
+  // not decode): skipped, their records lost, the blocks after them read on.
+  uint64_t damaged_blocks = 0;
+  uint64_t first_damage_offset = 0;
+  std::string first_damage_reason;
   bool has_ticks = false;
   uint64_t first_tick = UINT64_MAX, last_tick = 0;
   uint64_t malformed_records = 0;  // records that could not be framed or were too short

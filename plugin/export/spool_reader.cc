@@ -36,7 +36,8 @@ bool SpoolReader::ReadAt(uint64_t offset, void* dst, size_t n) const {
 }
 
 bool SpoolReader::Open(const std::string& path, std::string* error) {
-  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO for reading would wait for a writer; it is refused below.
+  fd_ = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) {
     *error = "cannot open '" + path + "': " + strerror(errno);
     return false;

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/ends_with.h"
@@ -43,12 +45,22 @@ const char kUsage[] =
     "  --help        this text\n"
     "\n"
     "A spool cut short (a killed job) is exported up to its last whole block, and the line says\n"
-    "where it was cut. Exit status: 0 when every spool was exported, 1 when any failed, 2 on a\n"
-    "usage error.\n";
+    "where it was cut; a damaged block in the middle is skipped, said, and the spool kept. A trace\n"
+    "that would overwrite a spool, or a trace written from another spool of the same run, is not\n"
+    "written (that spool fails and is kept). Exit status: 0 when every spool was exported, 1 when\n"
+    "any failed, 2 on a usage error.\n";
 
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The regular file at |path| (device and inode), when there is one: two names of one file compare
+// equal. A device or pipe has none: writing it again overwrites nothing.
+std::optional<std::pair<dev_t, ino_t>> FileIdentity(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
 }
 
 void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
@@ -121,7 +133,14 @@ int main(int argc, char** argv) {
             spools.size(), out.c_str());
     return 2;
   }
+  if (EndsWith(out, "/") && !out_is_dir) {
+    fprintf(stderr, "katrace-export: -o '%s' names a directory that does not exist\n", out.c_str());
+    return 2;
+  }
   int failed = 0;
+  // The traces this run wrote, so that two spools given one name (the same recorded trace name,
+  // a {rank} both share) never overwrite each other's trace.
+  std::set<std::pair<dev_t, ino_t>> written;
   for (const std::string& spool : spools) {
     katrace::spool::ProcessBody process{};
     std::string host, recorded, peek_error;
@@ -131,6 +150,7 @@ int main(int argc, char** argv) {
     o.progress = !quiet;
     o.threads = threads;
     o.format = format;
+    o.fallback_to_temp_dir = false;  // a name the user gave or can change: never a file in $TMPDIR instead
     // A name of ours (recorded or beside the spool) takes the chosen format's extension.
     auto named = [&](const std::string& name) { return format ? katrace::WithTraceFormat(name, *format) : name; };
     if (out.empty()) {
@@ -143,13 +163,37 @@ int main(int argc, char** argv) {
       ReplaceAll(&o.output, "{pid}", std::to_string(peeked ? process.os_pid : 0));
       ReplaceAll(&o.output, "{rank}", std::to_string(peeked && process.rank >= 0 ? process.rank : 0));
     }
+    // Where it will go, to compare with the spool and with the traces already written.
+    const std::string target = !o.output.empty() ? o.output : peeked ? recorded : "";
+    const auto target_file = FileIdentity(target);
+    if (target_file && target_file == FileIdentity(spool)) {
+      ++failed;
+      fprintf(stderr,
+              "katrace-export: error: %s: the trace '%s' would overwrite the spool itself; give -o another name\n",
+              spool.c_str(), target.c_str());
+      continue;
+    }
+    if (target_file && written.count(*target_file) != 0) {
+      ++failed;
+      fprintf(stderr,
+              "katrace-export: error: %s: its trace '%s' was written from another spool of this run; the spool is "
+              "kept (give -o a name with {pid} or {rank} that tells them apart, or export it alone)\n",
+              spool.c_str(), target.c_str());
+      continue;
+    }
     katrace::ExportReport r = katrace::ExportSpool(spool, o);
-    if (!r.ok) {
+    if (r.ok) {
+      if (const auto id = FileIdentity(r.trace_path)) written.insert(*id);
+    } else {
       ++failed;
       fprintf(stderr, "katrace-export: error: %s\n", r.message.c_str());
       continue;
     }
     if (!quiet) fprintf(stderr, "katrace-export: %s\n", r.message.c_str());
+    if (!keep && r.damaged_blocks != 0) {
+      fprintf(stderr, "katrace-export: the spool '%s' is kept: it has damaged blocks\n", spool.c_str());
+      continue;
+    }
     if (!keep && unlink(spool.c_str()) != 0) {
       fprintf(stderr, "katrace-export: warning: cannot remove '%s': %s\n", spool.c_str(), strerror(errno));
     }
