@@ -111,7 +111,9 @@ bool LookupWord(const std::string& written, const std::vector<std::string>* extr
 bool ParseNumber(const std::string& t, int* mask) {
   errno = 0;
   char* end = nullptr;
-  unsigned long long v = strtoull(t.c_str(), &end, 0);
+  // Decimal, or hexadecimal after 0x: never octal ("010" is ten).
+  const bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+  unsigned long long v = strtoull(t.c_str(), &end, hex ? 16 : 10);
   if (errno != 0 || end == t.c_str() || *end != '\0' || v > 0x7fffffffull) return false;
   *mask = static_cast<int>(v);
   return true;

@@ -91,11 +91,14 @@ int LiveMask(const Session* s) {
 __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool out_of_memory) {
   const int k = static_cast<int>(kind);
   s->counters.dropped[k].fetch_add(1, std::memory_order_relaxed);
-  WarnOnce(&s->drop_warned[k],
-           std::string("the ") + kKindInfo[k].name + " pool (" + std::to_string(s->config.pool_size[k]) +
-               " live events per communicator) is full" + (out_of_memory ? " (out of memory)" : "") +
-               ": further " + kKindInfo[k].name + " events are dropped and counted in the trace; raise KATRACE_POOL_" +
-               kKindInfo[k].pool_env);
+  const std::string pool = std::string("the ") + kKindInfo[k].name + " pool (" +
+                           std::to_string(s->config.pool_size[k]) + " live events per communicator)";
+  const std::string dropped = std::string(": ") + kKindInfo[k].name + " events are dropped and counted in the trace; ";
+  WarnOnce(&s->drop_warned[k], out_of_memory ? pool + " could not be allocated (out of memory)" + dropped +
+                                                   "lower KATRACE_POOL_" + kKindInfo[k].pool_env +
+                                                   " (or KATRACE_POOL_SIZE)"
+                                             : pool + " is full" + dropped + "raise KATRACE_POOL_" +
+                                                   kKindInfo[k].pool_env);
 }
 
 // The slotless handle of each NCCL type bit's kind (|kSlotlessHandles[b]|: magic, kind and the

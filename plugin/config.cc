@@ -26,10 +26,18 @@ bool ParseUnsigned(const std::string& text, uint64_t max, uint64_t* out) {
   if (t.empty() || t[0] == '-' || t[0] == '+') return false;
   errno = 0;
   char* end = nullptr;
-  unsigned long long v = strtoull(t.c_str(), &end, 0);
+  // Decimal, or hexadecimal after 0x: a leading zero is not octal ("010" is ten, as a user means).
+  const bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+  unsigned long long v = strtoull(t.c_str(), &end, hex ? 16 : 10);
   if (errno != 0 || end == t.c_str() || *end != '\0' || v > max) return false;
   *out = v;
   return true;
+}
+
+// An existing file that is neither a regular file nor a directory.
+bool IsDeviceOrPipe(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 bool ParseBool(const std::string& text, bool* out) {
@@ -142,7 +150,7 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   }
   if (const char* v = env("KATRACE_FORMAT")) {
     TraceFormat f;
-    if (ParseTraceFormat(v, &f)) {
+    if (ParseTraceFormat(Trim(v), &f)) {
       c.format = f;
       // The name follows the format (the spool, the temporary file and the summary follow the
       // name): "trace.json" becomes "trace.pftrace"; a name without a trace extension of ours
@@ -155,7 +163,9 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   }
   c.gzip = c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0;
   ReadBool(env, warn, "KATRACE_GZIP", &c.gzip);
-  if (c.gzip && !(c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0)) {
+  // A device or pipe keeps its name (gzip goes into it): "/dev/null.gz" would be a new file in /dev.
+  if (c.gzip && !(c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0) &&
+      !IsDeviceOrPipe(c.output)) {
     c.output += ".gz";
   }
   ReadBool(env, warn, "KATRACE_SUMMARY", &c.summary);
@@ -173,11 +183,13 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
     }
     *out = static_cast<uint32_t>(n);
   };
-  if (env("KATRACE_POOL_SIZE")) {
-    uint32_t all = 0;
-    read_size("KATRACE_POOL_SIZE", &all);
-    if (all != 0) {
-      for (uint32_t& p : c.pool_size) p = all;
+  if (const char* v = env("KATRACE_POOL_SIZE")) {
+    uint64_t all = 0;
+    if (ParseUnsigned(v, kMaxPoolSize, &all) && all != 0) {
+      for (uint32_t& p : c.pool_size) p = static_cast<uint32_t>(all);
+    } else {
+      warn(std::string("KATRACE_POOL_SIZE='") + v + "' is not a pool size in 1.." + std::to_string(kMaxPoolSize) +
+           "; keeping each kind's default");
     }
   }
   for (int i = 0; i < kKindCount; ++i) {
@@ -256,7 +268,7 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   read_span("KATRACE_DELAY", true, "capturing from the start", &c.delay);
   read_span("KATRACE_DURATION", true, "capturing to the end", &c.duration);
   if (c.duration.unit != CaptureSpan::kNone && c.duration.value == 0) {
-    warn(std::string("KATRACE_DURATION='") + env("KATRACE_DURATION") + "' is empty; capturing to the end");
+    warn(std::string("KATRACE_DURATION='") + env("KATRACE_DURATION") + "' is zero; capturing to the end");
     c.duration = CaptureSpan{};
   }
   uint64_t sample = c.sample_every;

@@ -26,6 +26,7 @@
 #include "plugin/clock.h"
 #include "plugin/comm_contexts.h"
 #include "plugin/config.h"
+#include "plugin/event_pool.h"
 #include "plugin/flight_exports.h"
 #include "plugin/hang_check.h"
 #include "plugin/logger.h"
@@ -76,12 +77,26 @@ void ForkChild() {
   g_session.store(nullptr, std::memory_order_release);
 }
 
+// Pools are allocated whole, each the first time its kind is used on a communicator: sizes near
+// the limit (KATRACE_POOL_SIZE=2097151) ask for gigabytes per communicator, which is said once,
+// up front, rather than found by the out-of-memory killer.
+void WarnIfPoolsAreHuge(const Config& config) {
+  constexpr uint64_t kSaySizeAbove = 1ull << 30;
+  uint64_t bytes = 0;
+  for (uint32_t n : config.pool_size) bytes += static_cast<uint64_t>(n) * sizeof(EventSlot);
+  if (bytes <= kSaySizeAbove) return;
+  LogWarn("the event pools as sized (KATRACE_POOL_SIZE, KATRACE_POOL_*) take up to " +
+          std::to_string(bytes >> 20) + " MiB per communicator, allocated as each kind is first used; lower them "
+          "unless the job keeps that many events live");
+}
+
 Session* StartSession(const InitArgs& a) {
   auto s = std::make_unique<Session>();
   std::vector<std::string> warnings;
   s->config = ReadConfig([](const char* n) { return getenv(n); },
                          [&](const std::string& w) { warnings.push_back(w); });
   for (const std::string& w : warnings) LogWarn(w);
+  WarnIfPoolsAreHuge(s->config);
   if (InstallThreadExitHook()) pthread_atfork(nullptr, nullptr, ForkChild);
   if (g_session_serial == 0) g_session_serial = RandomSerialBase();
   s->serial = ++g_session_serial;

@@ -162,6 +162,46 @@ TEST(ReadConfig, OutputDirectoryGetsTheDefaultName) {
   EXPECT_EQ(file.Read().output, dir + "/not-there-{rank}.json");
 }
 
+// Regression: numbers were read with strtoull's base 0, so a leading zero meant octal
+// (KATRACE_SAMPLE=010 was 8) and "08" was no number at all.
+TEST(ReadConfig, NumbersAreDecimalOrHexadecimalNeverOctal) {
+  FakeEnv env;
+  env.vars["KATRACE_SAMPLE"] = "010";
+  env.vars["KATRACE_THREAD_BUFFER_KB"] = "0x100";
+  env.vars["KATRACE_MASK"] = "08";
+  const Config c = env.Read();
+  EXPECT_EQ(c.sample_every, 10u);
+  EXPECT_EQ(c.thread_buffer_bytes, 256u << 10);
+  EXPECT_EQ(c.mask, 8);
+  EXPECT_TRUE(env.warnings.empty()) << env.warnings.front();
+}
+
+// Regression: a bad KATRACE_POOL_SIZE said "using 0" while each kind kept its default.
+TEST(ReadConfig, ABadPoolSizeSaysEachKindKeepsItsDefault) {
+  const Config defaults = FakeEnv().Read();
+  FakeEnv env;
+  env.vars["KATRACE_POOL_SIZE"] = "lots";
+  const Config c = env.Read();
+  ASSERT_EQ(env.warnings.size(), 1u);
+  EXPECT_NE(env.warnings[0].find("keeping each kind's default"), std::string::npos) << env.warnings[0];
+  for (int k = 0; k < kKindCount; ++k) EXPECT_EQ(c.pool_size[k], defaults.pool_size[k]) << k;
+}
+
+// KATRACE_FORMAT is trimmed like every other word-valued variable; gzip never renames a device.
+TEST(ReadConfig, FormatIsTrimmedAndADeviceKeepsItsNameUnderGzip) {
+  FakeEnv env;
+  env.vars["KATRACE_FORMAT"] = " PERFETTO ";
+  env.vars["KATRACE_OUTPUT"] = "t.json";
+  EXPECT_EQ(env.Read().output, "t.pftrace");
+  EXPECT_TRUE(env.warnings.empty());
+  FakeEnv device;
+  device.vars["KATRACE_OUTPUT"] = "/dev/null";
+  device.vars["KATRACE_GZIP"] = "1";
+  const Config c = device.Read();
+  EXPECT_EQ(c.output, "/dev/null");
+  EXPECT_TRUE(c.gzip);
+}
+
 TEST(ParseCaptureSpan, TimesInEveryUnitAndCollectiveCounts) {
   CaptureSpan span;
   std::string error;

@@ -135,6 +135,34 @@ TEST_F(FlightWriterTest, CloseDumpsWhenAskedAndTheFileModeIsUntouched) {
   plain.Close();
 }
 
+// Regression: a trace that is a device (KATRACE_OUTPUT=/dev/null) put its dumps beside it, as new
+// regular files in /dev ("/dev/null.flight-1"). They go to $TMPDIR under the trace's name; a
+// .pftrace trace's dumps keep their extension last, as a .json trace's do.
+TEST_F(FlightWriterTest, ADumpOfATraceWrittenInPlaceGoesToTheTempDir) {
+  SpoolWriterOptions options;
+  options.flight = true;
+  options.flight_bytes = 1u << 20;
+  options.flight_dump_at_exit = true;
+  options.flight_dump_on_crash = false;
+  spool::ProcessBody process{};
+  process.os_pid = getpid();
+  std::string note, error;
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  setenv("TMPDIR", dir_.c_str(), 1);
+  SpoolWriter writer(options, [](spool::CountersBody*) {}, [] {});
+  ASSERT_TRUE(writer.Start("/dev/null", process, "host", &note, &error)) << error;
+  writer.Close();
+  if (tmpdir != nullptr) setenv("TMPDIR", old_tmpdir.c_str(), 1); else unsetenv("TMPDIR");
+  EXPECT_EQ(writer.exit_dump_trace(), dir_ + "/null.flight-1");
+  EXPECT_EQ(writer.exit_dump_spool(), dir_ + "/null.flight-1.kspool");
+
+  SpoolWriter pftrace(options, [](spool::CountersBody*) {}, [] {});
+  ASSERT_TRUE(pftrace.Start(dir_ + "/run.pftrace.gz", process, "host", &note, &error)) << error;
+  pftrace.Close();
+  EXPECT_EQ(pftrace.exit_dump_trace(), dir_ + "/run.flight-1.pftrace.gz");
+}
+
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 TEST_F(FlightWriterTest, DumpsAreExportedInTheBackgroundAndAFailedOneIsKept) {

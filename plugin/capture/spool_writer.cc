@@ -3,11 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/ends_with.h"
 #include "common/paths.h"
+#include "common/trace_format.h"
 #include "plugin/capture/block_frame.h"
 #include "plugin/capture/crash_dump.h"
 #include "plugin/capture/host_clock.h"
@@ -55,14 +56,16 @@ spool::ClockBody ReadClockPair() {
   return best;
 }
 
-// "<stem>.<tag>.json" for a trace "<stem>.json" (or .json.gz), else "<trace>.<tag>": a dump's
-// trace sits next to the run's and says which dump it is.
+// "<stem>.<tag>.json" for a trace "<stem>.json" (or any trace extension of ours, .gz too), else
+// "<trace>.<tag>": a dump's trace sits next to the run's and says which dump it is. A trace that
+// is a device or a pipe (/dev/null, /dev/stdout) has no "next to": a dump is a file of its own,
+// made under the trace's name in $TMPDIR, never a new file in /dev.
 std::string TaggedTracePath(const std::string& trace, const std::string& tag) {
-  for (const char* ext : {".json.gz", ".json"}) {
-    const size_t n = strlen(ext);
-    if (trace.size() > n && EndsWith(trace, ext)) return trace.substr(0, trace.size() - n) + "." + tag + ext;
-  }
-  return trace + "." + tag;
+  struct stat st;
+  const bool in_place = stat(trace.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  const std::string base = in_place ? TempDir() + "/" + Basename(trace) : trace;
+  const size_t ext = TraceExtensionLength(base);
+  return base.substr(0, base.size() - ext) + "." + tag + base.substr(base.size() - ext);
 }
 
 std::vector<uint8_t> FlightRecord(const FlightRingStats& st, const char* reason) {
