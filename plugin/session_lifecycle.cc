@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/event_mask.h"
 #include "katrace/drain_counters.h"
 #include "katrace/spool_format.h"
 #include "plugin/capture/host_clock.h"
@@ -119,6 +120,11 @@ Session* StartSession(const InitArgs& a) {
   // ABI v4 has no API events: its Group event is the host-side parent users expect to see.
   if (!s->config.mask_from_env && a.abi_version == 4) mask |= ncclProfileGroup;
   s->config_mask.store(mask & a.mask_allowed);
+  // Said for kinds asked by name; "all" asks for nothing in particular.
+  if (s->config.mask_from_env && mask != kAllKindsMask && (mask & ~a.mask_allowed) != 0) {
+    LogWarn("KATRACE_MASK asks for " + DescribeEventMask(mask & ~a.mask_allowed) + ", which NCCL's profiler API v" +
+            std::to_string(a.abi_version) + " (this NCCL's) does not report: those events will not appear");
+  }
   s->window.Configure(s->config, s->base_monotonic_ns, a.abi_version == 4 ? Kind::kGroup : Kind::kGroupApi);
   s->triggers.Start(s->config, &s->window);
 

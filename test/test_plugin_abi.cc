@@ -166,6 +166,23 @@ TEST_F(AbiTest, V5TableRecordsTheSameEventsAndClearsV6OnlyMaskBits) {
   EXPECT_EQ(Slices(trace, "Coll")[0]["args"]["bytes"], 100);
 }
 
+// A kind asked for by name that the ABI NCCL loaded cannot report is said, once, not left to
+// an empty trace; "all" (above) asks for nothing in particular and is not.
+TEST_F(AbiTest, V5SaysWhenTheMaskAsksForAKindItCannotReport) {
+  int mask = 0;
+  void* ctx = nullptr;
+  setenv("KATRACE_MASK", "coll,kernelstep", 1);
+  ASSERT_EQ(p_->v5->init(&ctx, 0x56, &mask, "v5", 1, 1, 0, CapturingLogger), ncclSuccess);
+  unsetenv("KATRACE_MASK");
+  EXPECT_EQ(mask, static_cast<int>(ncclProfileColl));
+  p_->v5->finalize(ctx);
+  int said = 0;
+  for (const auto& w : CapturedWarnings()) {
+    said += w.find("KATRACE_MASK asks for KernelStep, which NCCL's profiler API v5") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1);
+}
+
 TEST_F(AbiTest, V4TableUsesItsArgumentOrderAndGroupParents) {
   int mask = 0;
   void* ctx = nullptr;

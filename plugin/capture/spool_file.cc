@@ -46,18 +46,28 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
     }
     return false;
   };
+  // A spool made but whose header cannot be written (a full disk) is removed again, and the next
+  // place tried: an empty file would be left saying nothing.
+  auto create = [&](const std::string& base) {
+    if (!try_dir(base)) return false;
+    if (WriteHeader(os_pid)) return true;
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    unlink(path_.c_str());
+    path_.clear();
+    errno = err;
+    return false;
+  };
   // A trace written in place (a device such as /dev/stdout, a pipe) has no directory of its own
   // to spool in: the spool goes to $TMPDIR (or /tmp) under the trace's name.
   struct stat st;
   bool in_place = stat(trace_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  if (in_place) {
-    std::string base = TempDir() + "/" + Basename(trace_path);
-    if (try_dir(base)) return WriteHeader(os_pid, error);
-  }
-  if (!try_dir(trace_path)) {
+  if (in_place && create(TempDir() + "/" + Basename(trace_path))) return true;
+  if (!create(trace_path)) {
     int first_errno = errno;
     std::string fallback = TempDir() + "/" + Basename(trace_path);
-    if (!try_dir(fallback)) {
+    if (!create(fallback)) {
       *error = "cannot create a spool next to '" + trace_path + "' (" + strerror(first_errno) + ") nor in '" +
                Dirname(fallback) + "' (" + strerror(errno) + ")";
       return false;
@@ -65,10 +75,10 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
     *note = "cannot create a spool in '" + Dirname(trace_path) + "' (" + strerror(first_errno) + "); spooling to '" +
             path_ + "' instead";
   }
-  return WriteHeader(os_pid, error);
+  return true;
 }
 
-bool SpoolFile::WriteHeader(int os_pid, std::string* error) {
+bool SpoolFile::WriteHeader(int os_pid) {
   spool::FileHeader h{};
   memcpy(h.magic, spool::kFileMagic, sizeof(h.magic));
   h.version = spool::kFormatVersion;
@@ -77,7 +87,7 @@ bool SpoolFile::WriteHeader(int os_pid, std::string* error) {
   h.created_realtime_ns = NowRealtimeNs();
   int err = 0;
   if (!WriteAll(reinterpret_cast<const uint8_t*>(&h), sizeof(h), &err)) {
-    *error = "cannot write the spool header to '" + path_ + "' (" + strerror(err) + ")";
+    errno = err;
     return false;
   }
   offset_ = sizeof(h);

@@ -66,7 +66,8 @@ class SpoolFile {
   // Counts the Start records among |raw|'s records into lost_starts_.
   void CountLostStarts(const uint8_t* raw, uint32_t raw_bytes);
   bool WriteAll(const uint8_t* data, size_t n, int* err);
-  bool WriteHeader(int os_pid, std::string* error);
+  // False with errno set when the header could not be written.
+  bool WriteHeader(int os_pid);
   void DropBehind();
 
   int fd_ = -1;
