@@ -23,6 +23,17 @@ inline std::string TempDir() {
   return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
 }
 
+// |path|'s file name in TempDir(): where a file goes when its own directory cannot take it. A
+// name too long for the directory it was meant for (over 192 bytes: a file system's limit is 255,
+// and suffixes such as ".tmp.<pid>" and ".kspool" still have to fit) is shortened in its middle,
+// keeping its start and its last 32 bytes (the extensions).
+inline std::string InTempDir(const std::string& path) {
+  std::string name = Basename(path);
+  constexpr size_t kMaxName = 192, kKeptEnd = 32;
+  if (name.size() > kMaxName) name = name.substr(0, kMaxName - kKeptEnd) + name.substr(name.size() - kKeptEnd);
+  return TempDir() + "/" + name;
+}
+
 }  // namespace katrace
 
 #endif  // KATRACE_COMMON_PATHS_H_

@@ -455,6 +455,21 @@ TEST(SharedHelpersTest, TempDirIsTmpdirUnlessUnsetOrEmpty) {
   if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1);
 }
 
+// Regression: a trace name too long for its directory kept its name in the fallback, and failed
+// there too ("File name too long" twice: no trace and no spool).
+TEST(SharedHelpersTest, InTempDirShortensANameTooLongForADirectory) {
+  const char* saved = getenv("TMPDIR");
+  const std::string before = saved != nullptr ? saved : "";
+  setenv("TMPDIR", "/scratch", 1);
+  EXPECT_EQ(katrace::InTempDir("/a/b/trace.json"), "/scratch/trace.json");
+  const std::string long_name = std::string(300, 'b') + "-rank12.pftrace.gz";
+  const std::string shortened = katrace::InTempDir("/a/" + long_name);
+  EXPECT_EQ(shortened.size(), std::string("/scratch/").size() + 192);
+  EXPECT_EQ(shortened.substr(0, 12), "/scratch/bbb");
+  EXPECT_TRUE(EndsWith(shortened, "b-rank12.pftrace.gz")) << shortened;
+  if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1); else unsetenv("TMPDIR");
+}
+
 TEST(JsonFieldsTest, TimesAreExactNanoseconds) {
   EXPECT_EQ(NsToUsText(0), "0.000");
   EXPECT_EQ(NsToUsText(12345), "12.345");

@@ -63,10 +63,10 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
   // to spool in: the spool goes to $TMPDIR (or /tmp) under the trace's name.
   struct stat st;
   bool in_place = stat(trace_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  if (in_place && create(TempDir() + "/" + Basename(trace_path))) return true;
+  if (in_place && create(InTempDir(trace_path))) return true;
   if (!create(trace_path)) {
     int first_errno = errno;
-    std::string fallback = TempDir() + "/" + Basename(trace_path);
+    std::string fallback = InTempDir(trace_path);
     if (!create(fallback)) {
       *error = "cannot create a spool next to '" + trace_path + "' (" + strerror(first_errno) + ") nor in '" +
                Dirname(fallback) + "' (" + strerror(errno) + ")";

@@ -63,7 +63,7 @@ spool::ClockBody ReadClockPair() {
 std::string TaggedTracePath(const std::string& trace, const std::string& tag) {
   struct stat st;
   const bool in_place = stat(trace.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  const std::string base = in_place ? TempDir() + "/" + Basename(trace) : trace;
+  const std::string base = in_place ? InTempDir(trace) : trace;
   const size_t ext = TraceExtensionLength(base);
   return base.substr(0, base.size() - ext) + "." + tag + base.substr(base.size() - ext);
 }
@@ -147,7 +147,7 @@ void SpoolWriter::ArmCrashDump() {
     spool = trace + ".kspool";
   }
   std::string dir = spool.rfind('/') == std::string::npos ? "." : spool.substr(0, spool.rfind('/') + 1);
-  if (access(dir.c_str(), W_OK) != 0) spool = TempDir() + "/" + Basename(spool);
+  if (access(dir.c_str(), W_OK) != 0) spool = InTempDir(spool);
   setup.spool_path = spool;
   setup.lead = ProcessRecord(trace);
   setup.flight_body_offset = setup.lead.size() + sizeof(spool::RecordHeader);
@@ -260,7 +260,7 @@ bool SpoolWriter::WriteFlightDump(const char* reason, std::string* spool_path, s
     if (fd < 0 && errno != EEXIST) {
       // Not writable next to the trace: the same name in $TMPDIR.
       first_errno = errno;
-      *spool_path = TempDir() + "/" + Basename(*spool_path);
+      *spool_path = InTempDir(*spool_path);
       fd = open(spool_path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (fd < 0 && errno != EEXIST) break;
     }

@@ -28,7 +28,7 @@ bool OutputSink::Open(const std::string& path, bool gzip, bool fallback) {
     failed_ = true;  // the caller says so, with failed_reason()
     return false;
   }
-  const std::string elsewhere = TempDir() + "/" + Basename(path);
+  const std::string elsewhere = InTempDir(path);
   if (elsewhere != path && file_.Open(elsewhere, gzip, &ignored)) {
     Warn("cannot write the trace to '" + path + "' (" + error + "); writing it to '" + elsewhere + "' instead");
     return true;
