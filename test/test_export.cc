@@ -488,7 +488,7 @@ TEST_F(ExportTest, AStopCarryingItsKernelChStopStateExportsAsTheStateAndStopDid)
   EXPECT_EQ(Footer(from_one)["incomplete"], 0);
 
   json from_cut = ExportValid(write(cut, 2));
-  EXPECT_NE(last_.message.find("skipped 1 malformed records"), std::string::npos) << last_.message;
+  EXPECT_NE(last_.message.find("skipped 1 malformed record"), std::string::npos) << last_.message;
   json kc = ById(from_cut, "KernelCh", 2);
   EXPECT_EQ(kc["args"]["host_timed"], true) << "no GPU stop was read: " << kc.dump();
   EXPECT_EQ(Footer(from_cut)["incomplete"], 0) << "its stop still counts";
@@ -501,9 +501,35 @@ TEST_F(ExportTest, AStopCarryingItsKernelChStopStateExportsAsTheStateAndStopDid)
   c->StopWithGpuStop(0, Kind::kColl, 1, 1, t + 100, t + rt);
   c.Close();
   json from_coll = ExportValid(c.path);
-  EXPECT_NE(last_.message.find("skipped 1 malformed records"), std::string::npos) << last_.message;
+  EXPECT_NE(last_.message.find("skipped 1 malformed record"), std::string::npos) << last_.message;
   EXPECT_EQ(Ns(ById(from_coll, "Coll", 1)["dur"]), 100);
   EXPECT_EQ(Footer(from_coll)["incomplete"], 0);
+}
+
+// A record whose size breaks its block's chain of records leaves the rest of that block
+// unframeable: said once (the scan and the merge both met it, and it was counted twice) with
+// the bytes it took with it.
+TEST_F(ExportTest, ARecordThatBreaksItsBlockIsCountedOnceWithTheBytesAfterIt) {
+  Spool s(dir_);
+  s->Start(0, Kind::kColl, 1, 1, 0, kBaseMono + 1000, Coll(0));
+  s->Stop(0, Kind::kColl, 1, 1, kBaseMono + 2000);
+  spool::RecordHeader h{};
+  h.type = spool::RecordType::kStart;
+  h.kind = static_cast<uint8_t>(Kind::kColl);
+  h.size = 4;  // below the header's own size
+  h.context = 1;
+  const uint64_t body = 0;
+  s->Raw(0, h, &body, sizeof(body), true);
+  for (uint64_t id = 2; id < 6; ++id) {
+    s->Start(0, Kind::kColl, 1, id, 0, kBaseMono + id * 1000, Coll(0));
+    s->Stop(0, Kind::kColl, 1, id, kBaseMono + id * 1000 + 500);
+  }
+  s.Close();
+  json t = ExportValid(s.path);
+  EXPECT_EQ(Slices(t, "Coll").size(), 1u) << "only the Coll before the break";
+  EXPECT_NE(last_.message.find("skipped 1 malformed record (and the "), std::string::npos) << last_.message;
+  EXPECT_NE(last_.message.find(" after them in their blocks, which cannot be framed)"), std::string::npos)
+      << last_.message;
 }
 
 TEST_F(ExportTest, Lz4AndPlainBlocksGiveTheSameTrace) {

@@ -267,7 +267,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   });
   assembler_ptr = &assembler;
   uint64_t last_ns = index.has_ticks ? index.clock.Ns(index.last_tick) : process.base_monotonic_ns;
-  uint64_t merge_malformed = 0, failed_blocks = 0;
+  uint64_t failed_blocks = 0;
   {
     // This thread assembles and (with the consumer) formats; the rest decode blocks ahead.
     int workers = std::max(1, threads - (pipelined ? 2 : 1));
@@ -292,7 +292,6 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
       }
       if ((++n & 0xffff) == 0) progress.Poll();
     }
-    merge_malformed = merge.malformed();
     failed_blocks = merge.failed_blocks();
   }
   assembler.Finish(last_ns);
@@ -378,8 +377,15 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
     m += "; " + std::to_string(index.counters.io_errors) +
          " spool blocks could not be written (a full disk?): their events are counted as lost";
   }
-  uint64_t skipped = index.malformed_records + merge_malformed + ac.short_records;
-  if (skipped != 0) m += "; skipped " + std::to_string(skipped) + " malformed records";
+  // Each counted once: records that break their block's chain (and what followed them there) and
+  // bad meta records by the scan, records too short for their kind by the assembly.
+  uint64_t skipped = index.malformed_records + ac.short_records;
+  if (skipped != 0) {
+    m += "; skipped " + std::to_string(skipped) + " malformed record" + (skipped == 1 ? "" : "s");
+    if (index.unread_record_bytes != 0) {
+      m += " (and the " + HumanBytes(index.unread_record_bytes) + " after them in their blocks, which cannot be framed)";
+    }
+  }
   if (index.unknown_records + ac.unknown_kinds != 0) {
     m += "; skipped " + std::to_string(index.unknown_records + ac.unknown_kinds) + " records of unknown type or kind";
   }

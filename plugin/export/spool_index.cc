@@ -25,6 +25,7 @@ struct BlockScan {
   bool has_ticks = false;
   uint64_t first_tick = 0, min_tick = UINT64_MAX, max_tick = 0;
   uint64_t malformed = 0, unknown = 0;
+  uint64_t unread_bytes = 0;  // after a record that breaks the block's chain of records
   bool has_end = false;
   std::vector<MetaRecord> meta;
   bool clock_records = false;  // Starts the GPU clock pass reads (gpu_placement.cc)
@@ -53,10 +54,7 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
     }
     switch (h.type) {
       case RecordType::kStart: {
-        if (n < sizeof(spool::StartBody)) {
-          ++out->malformed;
-          break;
-        }
+        if (n < sizeof(spool::StartBody)) break;  // counted once, by the assembly that skips it
         if (IsClockRecord(h.kind)) {
           out->clock_records = true;
           out->gpu_stamps = out->gpu_stamps || !IsLaunchKind(h.kind);
@@ -84,7 +82,10 @@ void ScanRecords(const uint8_t* data, size_t size, BlockScan* out) {
         break;
     }
   }
-  if (cursor.malformed()) ++out->malformed;
+  if (cursor.malformed()) {
+    ++out->malformed;
+    out->unread_bytes += cursor.unread_bytes();
+  }
 }
 
 bool ParseProcess(const std::string& b, spool::ProcessBody* p, std::string* host, std::string* trace_path) {
@@ -296,6 +297,7 @@ bool ScanSpool(const SpoolReader& file, int threads, ExportProgress* progress, S
     if (s.clock_records) index->clock_blocks.push_back(static_cast<uint32_t>(index->blocks.size()));
     index->has_gpu_stamps = index->has_gpu_stamps || s.gpu_stamps;
     index->malformed_records += s.malformed;
+    index->unread_record_bytes += s.unread_bytes;
     index->unknown_records += s.unknown;
     index->bytes += ref.end() - ref.offset;
     index->raw_bytes += ref.raw_bytes;

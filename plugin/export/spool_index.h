@@ -85,6 +85,7 @@ struct SpoolIndex {
   bool has_ticks = false;
   uint64_t first_tick = UINT64_MAX, last_tick = 0;
   uint64_t malformed_records = 0;  // records that could not be framed or were too short
+  uint64_t unread_record_bytes = 0;  // what followed an unframeable record in its block, unread
   uint64_t unknown_records = 0;    // record types this exporter does not know (skipped)
 
   // The communicator of |slot| at |ticks|: the latest Comm record at or before it, else the

@@ -102,12 +102,15 @@ class RecordCursor {
   bool Next(spool::RecordHeader* header, const uint8_t** body, size_t* body_size) {
     if (pos_ + sizeof(spool::RecordHeader) > size_) {
       malformed_ = pos_ != size_;
+      if (malformed_) unread_bytes_ = size_ - pos_;
+      pos_ = size_;
       return false;
     }
     memcpy(header, data_ + pos_, sizeof(*header));
     size_t n = header->size;
     if (n < sizeof(spool::RecordHeader) || n % 8 != 0 || n > size_ - pos_) {
       malformed_ = true;
+      unread_bytes_ = size_ - pos_;
       pos_ = size_;
       return false;
     }
@@ -117,12 +120,15 @@ class RecordCursor {
     return true;
   }
   bool malformed() const { return malformed_; }
+  // The payload's bytes from the malformed record to its end, which could not be read.
+  size_t unread_bytes() const { return unread_bytes_; }
 
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t pos_ = 0;
   bool malformed_ = false;
+  size_t unread_bytes_ = 0;
 };
 
 // A record body as a struct: copied (payloads carry no alignment promise to the compiler), with

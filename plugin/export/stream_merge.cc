@@ -108,7 +108,6 @@ bool StreamMerge::Advance(Stream* s) {
         s->needs_load = false;
         return true;
       }
-      if (s->cursor.malformed()) ++malformed_;
       // The block is used up; the record handed out last may still point into it.
       if (retired_ != nullptr) pipeline_->Recycle(std::move(retired_));
       retired_ = std::move(s->block);

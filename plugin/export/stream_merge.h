@@ -39,7 +39,6 @@ class StreamMerge {
 
   bool Next(MergedRecord* out);
 
-  uint64_t malformed() const { return malformed_; }
   uint64_t failed_blocks() const { return failed_blocks_; }  // blocks that no longer decoded
 
  private:
@@ -75,7 +74,6 @@ class StreamMerge {
   Stream* current_ = nullptr;
   std::unique_ptr<DecodedBlock> retired_;  // the block the last record pointed into
   ExportProgress* progress_;
-  uint64_t malformed_ = 0;
   uint64_t failed_blocks_ = 0;
 };
 
