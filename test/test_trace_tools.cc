@@ -405,6 +405,27 @@ TEST_F(TraceToolsTest, CheckGivesTheSameAnswerWhenItsSortsSpillToDisk) {
   EXPECT_EQ(spilled.output, in_memory.output);
 }
 
+TEST_F(TraceToolsTest, CheckRejectsASlackPastAnHourInsteadOfWrappingIt) {
+  const std::string path = Put("v.json", valid_);
+  // 2^64 - 1 was taken as -1 ns and INT64_MAX wrapped the extent's end: false errors either way.
+  for (const char* slack : {"18446744073709551615", "9223372036854775807", "3600000000001"}) {
+    const ToolResult r = RunTool("katrace-check", std::string("--slack-ns ") + slack + " " + path);
+    EXPECT_EQ(r.exit_code, 2) << slack << ": " << r.output;
+    EXPECT_NE(r.output.find("katrace-check: --slack-ns " + std::string(slack) +
+                            " is more than an hour"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("gpu-extent"), std::string::npos) << r.output;
+  }
+  const ToolResult hour = RunTool("katrace-check", "--slack-ns 3600000000000 " + path);
+  EXPECT_EQ(hour.exit_code, 0) << hour.output;
+  // The slack still widens the extent: the KernelCh and the CollGpu end 2 us past it.
+  const std::string late_end =
+      Put("late.json", Edit(valid_, "\"gpu_end\":44.000", "\"gpu_end\":42.000"));
+  EXPECT_EQ(RunTool("katrace-check", "--slack-ns 1999 " + late_end).exit_code, 1);
+  EXPECT_EQ(RunTool("katrace-check", "--slack-ns 2000 " + late_end).exit_code, 0);
+}
+
 TEST_F(TraceToolsTest, ToolsPrintHelp) {
   for (const char* tool : {"katrace-check", "katrace-merge", "katrace-stats"}) {
     const ToolResult r = RunTool(tool, "--help");
@@ -831,6 +852,142 @@ TEST_F(TraceToolsTest, StatsReportUnreadableFilesAndSummariseTheRest) {
   EXPECT_NE(r.output.find(",12,5000.0,5000.0,5000,5000,0.0,CollApi AllReduce"),
             std::string::npos)
       << r.output;
+}
+
+TEST_F(TraceToolsTest, StatsRefusesToOverwriteItsInput) {
+  const std::string input = Put("in.json", valid_);
+  const fs::path symlink = dir_ / "link.json";
+  const fs::path hardlink = dir_ / "hard.json";
+  fs::create_symlink(input, symlink);
+  fs::create_hard_link(input, hardlink);
+  for (const std::string& out : {input, (dir_ / "." / "in.json").string(), symlink.string(),
+                                 hardlink.string()}) {
+    for (const char* mode : {"", "--hang "}) {
+      const ToolResult r =
+          RunTool("katrace-stats", std::string(mode) + "-o " + out + " " + input);
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      EXPECT_NE(r.output.find("katrace-stats: the output " + out + " is also an input (" +
+                              input + "); refusing to overwrite it"),
+                std::string::npos)
+          << r.output;
+    }
+  }
+  EXPECT_EQ(ReadWholeFile(input), valid_);
+  // The merge says it in the same words, for a link too.
+  const ToolResult merge = RunTool("katrace-merge", "-o " + symlink.string() + " " + input);
+  EXPECT_EQ(merge.exit_code, 2) << merge.output;
+  EXPECT_NE(merge.output.find("katrace-merge: the output " + symlink.string() +
+                              " is also an input"),
+            std::string::npos)
+      << merge.output;
+  EXPECT_EQ(ReadWholeFile(input), valid_);
+}
+
+// The 1-based line of the first |needle| in |text|.
+uint64_t LineOf(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  const auto end = text.begin() + static_cast<std::ptrdiff_t>(std::min(at, text.size()));
+  return 1 + static_cast<uint64_t>(std::count(text.begin(), end, '\n'));
+}
+
+TEST_F(TraceToolsTest, MergeAndStatsCountEventsWithUnusableTimes) {
+  const std::string launch = "\"cat\":\"KernelLaunch\",\"ph\":\"X\",\"pid\":0,\"tid\":1,";
+  const std::string times = "\"ts\":13.000,\"dur\":1.000";
+  const uint64_t line = LineOf(valid_, launch);
+  const std::string clean = (dir_ / "clean.json").string();
+  const ToolResult clean_merge =
+      RunTool("katrace-merge", "-o " + clean + " " + Put("v.json", valid_));
+  ASSERT_EQ(clean_merge.exit_code, 0) << clean_merge.output;
+  const size_t clean_events = ReadTraceFile(clean).events.size();
+  struct Case {
+    std::string times;
+    std::string why;
+  };
+  const Case cases[] = {
+      {"\"ts\":\"abc\",\"dur\":1.000", "ts \"abc\" is not a number"},
+      {"\"ts\":13.000,\"dur\":-5", "dur -5 is negative"},
+      {"\"ts\":13.000,\"dur\":1e308", "dur 1e+308 is out of range"},
+      {"\"ts\":1e300,\"dur\":1.000", "ts 1e+300 is out of range"},
+      {"\"dur\":1.000", "no ts"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.times);
+    const std::string path = Put("bad.json", Edit(valid_, launch + times, launch + c.times));
+    const std::string said = path +
+                             ": warning: 1 event with unusable times left out, the first at line " +
+                             std::to_string(line) + " (event #14 'KernelLaunch': " + c.why + ")";
+    for (const char* format : {"json", "perfetto"}) {
+      const std::string out = (dir_ / (std::string("m.") + format)).string();
+      const ToolResult merge =
+          RunTool("katrace-merge", std::string("--format ") + format + " -o " + out + " " + path);
+      EXPECT_EQ(merge.exit_code, 1) << merge.output;
+      EXPECT_NE(merge.output.find("katrace-merge: " + said), std::string::npos) << merge.output;
+      const ReadBack merged = ReadTraceFile(out);
+      EXPECT_EQ(merged.events.size(), clean_events - 1);
+      for (const Json& e : merged.events) EXPECT_NE(e.value("cat", ""), "KernelLaunch") << e.dump();
+    }
+    const ToolResult stats = RunTool("katrace-stats", "--format json " + path, false);
+    EXPECT_EQ(stats.exit_code, 1) << stats.output;
+    const Json report = Json::parse(stats.output);
+    EXPECT_EQ(report["inputs"]["files_with_problems"], 1);
+    EXPECT_EQ(report["inputs"]["unusable_times_left_out"], 1);
+    for (const Json& row : report["host"]) EXPECT_NE(row["name"], "KernelLaunch");
+    const ToolResult text = RunTool("katrace-stats", "--report host " + path);
+    EXPECT_EQ(text.exit_code, 1) << text.output;
+    EXPECT_NE(text.output.find("katrace-stats: " + said), std::string::npos) << text.output;
+    EXPECT_NE(text.output.find("1 file (1 with problems)"), std::string::npos) << text.output;
+    EXPECT_NE(text.output.find(", 1 event with unusable times"), std::string::npos) << text.output;
+  }
+  // Many in one file: one warning with the count and the first.
+  std::string text = Edit(valid_, launch + times, launch + "\"ts\":\"x\",\"dur\":1.000");
+  text = Edit(text, "\"ts\":10.000,\"dur\":20.000", "\"ts\":10.000,\"dur\":-20.000");
+  const std::string two = Put("two.json", text);
+  for (const char* tool : {"katrace-merge", "katrace-stats"}) {
+    const std::string args = std::string(tool) == "katrace-merge" ? "-o " + clean + " " + two : two;
+    const ToolResult r = RunTool(tool, args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const std::string said = "warning: 2 events with unusable times left out, the first at line " +
+                             std::to_string(line) + " (event #14 'KernelLaunch'";
+    EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("times left out"), r.output.rfind("times left out")) << r.output;
+  }
+}
+
+TEST_F(TraceToolsTest, StatsFailsWhenItsStragglerSortCannotSpill) {
+  // More arrivals than the smallest sort buffer holds (64 records), so that it must spill.
+  std::string job;
+  for (int r = 0; r < 4; ++r) {
+    SyntheticRankOptions o = JobRank(r, 4);
+    o.num_colls = 20;
+    const std::string path = (dir_ / ("rank" + std::to_string(r) + ".json")).string();
+    std::string error;
+    ASSERT_TRUE(WriteSyntheticTraceFile(path, o, &error)) << error;
+    job += " " + path;
+  }
+  const std::string out = (dir_ / "st.json").string();
+  const char* saved = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = saved == nullptr ? "" : saved;
+  setenv("TMPDIR", (dir_ / "no-such-folder").c_str(), 1);
+  const ToolResult straggler = RunTool(
+      "katrace-stats", "--report straggler --sort-mem 1K --format json -o " + out + job);
+  // A report that needs no sort does not fail for one it cannot make.
+  const ToolResult host = RunTool("katrace-stats", "--report host --sort-mem 1K" + job);
+  if (saved == nullptr) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  }
+  EXPECT_EQ(straggler.exit_code, 1) << straggler.output;
+  EXPECT_NE(straggler.output.find("katrace-stats: straggler report incomplete: cannot create sort "
+                                  "spill file in " + (dir_ / "no-such-folder").string()),
+            std::string::npos)
+      << straggler.output;
+  const Json report = Json::parse(ReadWholeFile(out));
+  EXPECT_NE(report["straggler_instances"].value("error", "").find("cannot create sort spill file"),
+            std::string::npos)
+      << report.dump();
+  EXPECT_EQ(host.exit_code, 0) << host.output;
 }
 
 TEST_F(TraceToolsTest, StatsWriteCsvAndJsonFiles) {

@@ -767,6 +767,19 @@ TEST_F(PftraceTest, TheReaderReportsProblemsAndGoesOn) {
   EXPECT_TRUE(c.other.is_object());
 }
 
+TEST_F(PftraceTest, MergeAndStatsFailWhenTheReaderLeavesSomethingOut) {
+  const std::string path = Put("p.pftrace", SmallPftrace(Damage::kFlowNeverEnds));
+  const std::string said = ": warning: 1 problem in the protobuf trace, the first at byte ";
+  const ToolResult merge =
+      RunTool("katrace-merge", "-o " + (dir_ / "m.json").string() + " " + path);
+  EXPECT_EQ(merge.exit_code, 1) << merge.output;
+  EXPECT_NE(merge.output.find("katrace-merge: " + path + said), std::string::npos) << merge.output;
+  const ToolResult stats = RunTool("katrace-stats", "--report host " + path);
+  EXPECT_EQ(stats.exit_code, 1) << stats.output;
+  EXPECT_NE(stats.output.find("katrace-stats: " + path + said), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("1 file (1 with problems)"), std::string::npos) << stats.output;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bounded memory.
 

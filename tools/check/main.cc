@@ -9,6 +9,10 @@
 
 namespace {
 
+// Containment slack is for clock jitter (ns to us); an hour already holds any GPU child in any
+// parent, and the bound keeps the extent arithmetic far from int64 overflow.
+constexpr uint64_t kMaxSlackNs = uint64_t{3600} * 1000 * 1000 * 1000;
+
 constexpr char kUsage[] =
     "usage: katrace-check [options] FILE...\n"
     "\n"
@@ -25,7 +29,8 @@ constexpr char kUsage[] =
     "\n"
     "options:\n"
     "  --max-problems N   show at most N problems per code and file (default 20)\n"
-    "  --slack-ns N       tolerance for the GPU-extent containment (default 0)\n"
+    "  --slack-ns N       tolerance for the GPU-extent containment (default 0, at most an\n"
+    "                     hour: 3600000000000)\n"
     "  --sort-mem SIZE    memory for the out-of-order checks, e.g. 64M (default 128M); more\n"
     "                     spills to temporary files in $TMPDIR\n"
     "  --strict           warnings fail the check too\n"
@@ -57,7 +62,12 @@ int main(int argc, char** argv) {
       if (!ok || !ParseUint64(value, &number)) error = "--max-problems needs a number";
       options.max_per_code = number;
     } else if (TakeOption(argc, argv, &i, "--slack-ns", &value, &ok)) {
-      if (!ok || !ParseUint64(value, &number)) error = "--slack-ns needs a number";
+      if (!ok || !ParseUint64(value, &number)) {
+        error = "--slack-ns needs a number";
+      } else if (number > kMaxSlackNs) {
+        error = "--slack-ns " + value + " is more than an hour (" + std::to_string(kMaxSlackNs) +
+                " ns), the most it takes";
+      }
       options.slack_ns = static_cast<int64_t>(number);
     } else if (TakeOption(argc, argv, &i, "--sort-mem", &value, &ok)) {
       if (!ok) error = "--sort-mem needs a size";

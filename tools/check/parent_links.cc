@@ -1,6 +1,7 @@
 // Parent join sweep (see parent_links.h).
 #include "tools/check/parent_links.h"
 
+#include <cstdint>
 #include <tuple>
 
 #include "tools/common/event_kinds.h"
@@ -28,6 +29,19 @@ std::string KindName(uint32_t code) {
 
 bool IsGpuChild(const std::string& kind) {
   return kind == "KernelCh" || kind == "KernelStep" || kind == "CollGpu";
+}
+
+// The extent widened by the slack, cut at the int64 range instead of wrapping past it.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t difference = 0;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b > 0 ? INT64_MIN : INT64_MAX;
 }
 
 std::string Span(int64_t a, int64_t b) {
@@ -112,7 +126,8 @@ void ParentLinks::Check(bool missing_parent_is_error, Diagnostics* diag) {
                       " has no GPU extent (args.gpu_start/gpu_end) although it has GPU work");
       continue;
     }
-    if (r.a_ns < target.a_ns - slack_ns_ || r.b_ns > target.b_ns + slack_ns_) {
+    if (r.a_ns < SaturatingSub(target.a_ns, slack_ns_) ||
+        r.b_ns > SaturatingAdd(target.b_ns, slack_ns_)) {
       diag->Error("gpu-extent", r.line,
                   who + " " + Span(r.a_ns, r.b_ns) + " lies outside its " + target_kind +
                       "'s GPU extent " + Span(target.a_ns, target.b_ns) + " (" + target_ref +

@@ -1,6 +1,8 @@
 // Command-line helpers (see cli_args.h).
 #include "tools/common/cli_args.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cstring>
 
@@ -92,6 +94,23 @@ bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error)
   }
   *bytes = value * scale;
   return true;
+}
+
+bool OutputIsAnInput(const std::string& output, const std::vector<std::string>& inputs,
+                     std::string* error) {
+  struct stat out_st;
+  // An output that does not exist yet cannot be read as an input either.
+  if (output == "-" || stat(output.c_str(), &out_st) != 0) return false;
+  for (const std::string& input : inputs) {
+    struct stat in_st;
+    if (stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino) {
+      *error = "the output " + output + " is also an input (" + input +
+               "); refusing to overwrite it";
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace katrace::tools

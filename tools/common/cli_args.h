@@ -32,6 +32,12 @@ class RankSelection {
 bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error);
 bool ParseUint64(const std::string& text, uint64_t* value);
 
+// A tool writes its output only at the end, replacing the file: an input that is that file would
+// be gone. True, with |error| naming both, when |output| (not "-") is one of |inputs|, compared by
+// device and inode so that "./x" and "x", a symbolic link and a hard link are caught too.
+bool OutputIsAnInput(const std::string& output, const std::vector<std::string>& inputs,
+                     std::string* error);
+
 }  // namespace katrace::tools
 
 #endif  // KATRACE_TOOLS_COMMON_CLI_ARGS_H_

@@ -26,11 +26,14 @@ bool EventRewriter::MergedSpan(const Json& event, int64_t* start_ns, int64_t* en
   const Json* ts = Field(event, "ts");
   int64_t ts_ns = 0;
   if (ts == nullptr || !UsToNs(*ts, &ts_ns)) return false;
-  *start_ns = ts_ns + offset_ns_;
+  // A hostile ts near the int64 limits, or a file's clock base far from the others', would wrap.
+  if (__builtin_add_overflow(ts_ns, offset_ns_, start_ns)) return false;
   *end_ns = *start_ns;
   const Json* dur = Field(event, "dur");
   int64_t dur_ns = 0;
-  if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns > 0) *end_ns += dur_ns;
+  if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns > 0) {
+    return !__builtin_add_overflow(*start_ns, dur_ns, end_ns);
+  }
   return true;
 }
 
@@ -56,8 +59,8 @@ void EventRewriter::Write(const Json& event, std::string* out) const {
     int64_t pid = 0;
     if (key == "pid" && AsInt64(value, &pid)) {
       out->append(std::to_string(MapPid(pid)));
-    } else if (key == "ts" && UsToNs(value, &ns)) {
-      out->append(NsToUsText(ns + offset_ns_));
+    } else if (key == "ts" && UsToNs(value, &ns) && !__builtin_add_overflow(ns, offset_ns_, &ns)) {
+      out->append(NsToUsText(ns));
     } else if (key == "dur" && UsToNs(value, &ns)) {
       out->append(NsToUsText(ns));
     } else if (key == "id" && is_flow) {
@@ -79,8 +82,8 @@ void EventRewriter::WriteArgs(const Json& event, const Json& args, std::string* 
   for (const auto& [key, value] : args.items()) {
     Key(key, &first, out);
     int64_t ns = 0;
-    if (ShiftsArg(cat, key) && UsToNs(value, &ns)) {
-      out->append(NsToUsText(ns + offset_ns_));
+    if (ShiftsArg(cat, key) && UsToNs(value, &ns) && !__builtin_add_overflow(ns, offset_ns_, &ns)) {
+      out->append(NsToUsText(ns));
     } else if (is_process_name && key == "katrace" && value.is_object()) {
       Dump(Header(value), out);
     } else {

@@ -1,8 +1,6 @@
 // katrace-merge argument parsing (see merge_options.h).
 #include "tools/merge/merge_options.h"
 
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <utility>
 
@@ -54,8 +52,11 @@ const char kMergeUsage[] =
     "  -q, --quiet        no summary line\n"
     "  -h, --help         this text\n"
     "\n"
-    "exit status: 0 merged, 1 merged but some inputs were unreadable or cut, 2 bad usage or no\n"
-    "output\n";
+    "Events whose ts (or a slice's dur) is not a usable time are left out, counted per file\n"
+    "with the first one named.\n"
+    "\n"
+    "exit status: 0 merged, 1 merged but some inputs were unreadable or cut, or had events left\n"
+    "out (unusable times, protobuf problems), 2 bad usage or no output\n";
 
 namespace {
 
@@ -180,21 +181,9 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
     return 2;
   }
   if (named) options->format = by_name;
-  // The output replaces its path only at the end, but then an input named as the output would
-  // be gone: compared by inode, so "./x" and "x" or a hard link are caught too.
-  struct stat out_st;
-  if (options->output != "-" && stat(options->output.c_str(), &out_st) == 0) {
-    for (const std::string& input : options->inputs) {
-      struct stat in_st;
-      if (stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
-          in_st.st_ino == out_st.st_ino) {
-        std::fprintf(stderr,
-                     "katrace-merge: the output %s is also an input (%s); refusing to "
-                     "overwrite it\n",
-                     options->output.c_str(), input.c_str());
-        return 2;
-      }
-    }
+  if (OutputIsAnInput(options->output, options->inputs, &error)) {
+    std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
+    return 2;
   }
   if (options->output != "-" && EndsWith(options->output, ".gz")) options->gzip = true;
   return 0;

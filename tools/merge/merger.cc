@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/output_file.h"
+#include "tools/common/event_times.h"
 #include "tools/common/plural.h"
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
@@ -155,6 +156,8 @@ class WritePass : public TraceVisitor {
       : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
         first_event_(first_event), size_(size), pid_of_(std::move(pid_of)), pftrace_(pftrace) {}
 
+  void OnFormat(TraceFileFormat format) override { unusable_times_.SetFormat(format); }
+
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
     int64_t pid = 0;
@@ -166,8 +169,17 @@ class WritePass : public TraceVisitor {
     const char phase = ph.size() == 1 ? ph[0] : '?';
     // The merge writes its own process order (by rank) right after each header.
     if (phase == 'M' && StringField(json, "name") == "process_sort_index") return true;
+    // An event the merged timeline cannot place is left out, but counted: the merged trace
+    // must not look whole when it is not.
+    if (std::string why = UnusableTimes(json, phase); !why.empty()) {
+      unusable_times_.Add(event, why);
+      return true;
+    }
     int64_t start = 0, end = 0;
-    if (phase != 'M' && !rewriter_.MergedSpan(json, &start, &end)) return true;
+    if (phase != 'M' && !rewriter_.MergedSpan(json, &start, &end)) {
+      unusable_times_.Add(event, "its span is out of range once moved onto the merged timeline");
+      return true;
+    }
     if (!selection_.Keep(phase, StringField(json, "cat"), start, end)) return true;
     if ((phase == 's' || phase == 'f') && window_ != nullptr) {
       uint64_t key = 0;
@@ -203,6 +215,7 @@ class WritePass : public TraceVisitor {
 
   uint64_t written() const { return written_; }
   const Json* footer() const { return has_footer_ ? &footer_ : nullptr; }
+  const UnusableTimesTally& unusable_times() const { return unusable_times_; }
 
  private:
   void Emit() {
@@ -223,6 +236,7 @@ class WritePass : public TraceVisitor {
   PftraceMergeWriter* pftrace_;
   std::string line_;
   uint64_t written_ = 0;
+  UnusableTimesTally unusable_times_;
   Json footer_;
   bool has_footer_ = false;
 };
@@ -384,12 +398,20 @@ int RunMerge(const MergeOptions& options) {
                    &size_warning, pid_of, pftrace.get());
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
     if (protobuf) pftrace->EndInput();
+    // What the reader or the merge left out of an input that otherwise reads whole: said once per
+    // file, and the exit status says the merged trace is not all of its inputs.
+    std::string left_out;
     if (read.problems > 0) {
-      std::fprintf(stderr,
-                   "katrace-merge: %s: warning: %s in the protobuf trace, the first at %s "
-                   "(katrace-check lists them)\n",
-                   input.path.c_str(), Plural(read.problems, "problem").c_str(),
-                   read.first_problem.c_str());
+      left_out = Plural(read.problems, "problem") + " in the protobuf trace, the first at " +
+                 read.first_problem;
+    }
+    if (pass.unusable_times().count() > 0) {
+      left_out += (left_out.empty() ? "" : "; ") + pass.unusable_times().Summary();
+    }
+    if (!left_out.empty()) {
+      had_problems = true;
+      std::fprintf(stderr, "katrace-merge: %s: warning: %s (katrace-check lists them)\n",
+                   input.path.c_str(), left_out.c_str());
     }
     std::string problem;
     if (read.status != ReadStatus::kOk) {
@@ -404,6 +426,8 @@ int RunMerge(const MergeOptions& options) {
       problem = "no footer (otherData.katrace)";
       std::fprintf(stderr, "katrace-merge: %s: warning: %s\n", input.path.c_str(),
                    problem.c_str());
+    } else {
+      problem = left_out;
     }
     std::vector<std::pair<int64_t, int64_t>> pid_map;
     for (const auto& [key, merged] : pids.mappings()) {

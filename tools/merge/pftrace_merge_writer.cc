@@ -502,8 +502,9 @@ void PftraceMergeWriter::Args(const Json& event) {
       annotation_.Varint(an::kUintValue, value.get<uint64_t>());
     } else if (value.is_number_integer()) {
       annotation_.Signed(an::kIntValue, value.get<int64_t>());
-    } else if (value.is_number() && EventRewriter::ShiftsArg(cat, key) && UsToNs(value, &ns)) {
-      annotation_.Double(an::kDoubleValue, MicrosOf(ns + rewriter_->offset_ns()));
+    } else if (value.is_number() && EventRewriter::ShiftsArg(cat, key) && UsToNs(value, &ns) &&
+               !__builtin_add_overflow(ns, rewriter_->offset_ns(), &ns)) {
+      annotation_.Double(an::kDoubleValue, MicrosOf(ns));
     } else if (value.is_number_float()) {
       annotation_.Double(an::kDoubleValue, value.get<double>());
     } else if (value.is_null()) {

@@ -23,6 +23,13 @@ int main(int argc, char** argv) {
   if (state.files_read == 0 && state.events == 0) return 1;
   state.tables.Finish();
   state.stragglers.Finish(state.comm_sizes);
+  // A sort that could not spill leaves the straggler tables empty or short: the report says so,
+  // but a script reading only the tables would take them as the answer.
+  if (!state.stragglers.error.empty()) {
+    std::fprintf(stderr, "katrace-stats: straggler report incomplete: %s\n",
+                 state.stragglers.error.c_str());
+    failed = true;
+  }
   const std::string report = RenderStats(state, options);
   katrace::OutputFile out;
   std::string error;

@@ -220,7 +220,10 @@ std::string Preamble(const StatsState& state) {
   return "katrace-stats: " + Plural(state.files_read + state.files_failed, "file") + " (" +
          std::to_string(state.files_failed) + " with problems), " +
          Plural(state.ranks.size(), "rank") + ", " + Plural(state.events, "event") + "; " +
-         Plural(state.incomplete_left_out, "incomplete event") + " left out";
+         Plural(state.incomplete_left_out, "incomplete event") + " left out" +
+         (state.unusable_times_left_out == 0
+              ? ""
+              : ", " + Plural(state.unusable_times_left_out, "event") + " with unusable times");
 }
 
 std::string StragglerPreamble(const StatsState& state, const StatsOptions& options) {
@@ -251,6 +254,7 @@ std::string RenderStats(const StatsState& state, const StatsOptions& options) {
     for (int64_t rank : state.ranks) inputs["ranks"].push_back(rank);
     inputs["events"] = state.events;
     inputs["incomplete_left_out"] = state.incomplete_left_out;
+    inputs["unusable_times_left_out"] = state.unusable_times_left_out;
     out["inputs"] = inputs;
     for (const Part& part : parts) {
       out[part.key] = part.table != nullptr ? Json::parse(part.table->ToJson()) : GridJson(part.grid);
@@ -261,6 +265,7 @@ std::string RenderStats(const StatsState& state, const StatsOptions& options) {
                                     {"lacking_some_rank", s.short_instances},
                                     {"seen_on_one_rank", s.single_rank_instances},
                                     {"arrival", options.gpu_arrival ? "gpu" : "host"}};
+      if (!s.error.empty()) out["straggler_instances"]["error"] = s.error;
     }
     return out.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
   }

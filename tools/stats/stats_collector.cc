@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "tools/common/event_times.h"
 #include "tools/common/plural.h"
 
 namespace katrace::tools {
@@ -11,7 +12,7 @@ namespace {
 class StatsCollector : public TraceVisitor {
  public:
   StatsCollector(const StatsOptions& options, StatsState* state)
-      : options_(options), state_(state) {}
+      : options_(options), state_(state), wants_arrivals_(options.Wants("straggler")) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -36,6 +37,19 @@ class StatsCollector : public TraceVisitor {
       last_pid_ = pid;
     }
     if (StringField(json, "ph") != "X") return true;
+    // A slice no timeline can place is left out of every table, and counted: the tables must not
+    // look whole when they are not.
+    int64_t dur_ns = 0, ts_ns = 0, start_ns = 0;
+    if (std::string why = UnusableTimes(json, 'X'); !why.empty()) {
+      unusable_times_.Add(event, why);
+      return true;
+    }
+    UsToNs(*Field(json, "ts"), &ts_ns);
+    UsToNs(*Field(json, "dur"), &dur_ns);
+    if (__builtin_add_overflow(header_.base_realtime_ns, ts_ns, &start_ns)) {
+      unusable_times_.Add(event, "ts is out of range once added to the clock base");
+      return true;
+    }
     const Json* args = Field(json, "args");
     if (args == nullptr || !args->is_object()) return true;
     const std::string cat = StringField(json, "cat");
@@ -45,19 +59,15 @@ class StatsCollector : public TraceVisitor {
       state_->comm_sizes.NoteRank(comm, comm_rank);
     }
     const bool incomplete = IsTrue(*args, "incomplete");
-    int64_t dur_ns = 0, ts_ns = 0;
-    const Json* dur = Field(json, "dur");
-    const Json* ts = Field(json, "ts");
-    const bool has_ts = ts != nullptr && UsToNs(*ts, &ts_ns);
     if (incomplete) {
       ++state_->incomplete_left_out;
-    } else if (dur != nullptr && UsToNs(*dur, &dur_ns) && dur_ns >= 0 && has_ts) {
+    } else {
       // The same slice the plugin's summary saw, on a timeline all files share.
       const std::string name = StringField(json, "name");
       ActivitySlice slice;
       slice.category = cat;
       slice.name = name;
-      slice.start_ns = header_.base_realtime_ns + ts_ns;
+      slice.start_ns = start_ns;
       slice.duration_ns = static_cast<uint64_t>(dur_ns);
       slice.host_timed = IsTrue(*args, "host_timed");
       slice.abandoned = IsTrue(*args, "abandoned");
@@ -69,8 +79,7 @@ class StatsCollector : public TraceVisitor {
     if (cat == "Coll" || cat == "P2p") {
       OnCollective(json, *args, cat == "Coll", incomplete, pid, comm_rank, has_comm ? comm : 0);
     } else if (cat == "KernelStep") {
-      OnKernelStep(*args, incomplete, pid, comm_rank, has_comm ? comm : 0, has_comm,
-                   header_.base_realtime_ns + ts_ns);
+      OnKernelStep(*args, incomplete, pid, comm_rank, has_comm ? comm : 0, has_comm, start_ns);
     }
     return true;
   }
@@ -90,7 +99,10 @@ class StatsCollector : public TraceVisitor {
     }
   }
 
+  void OnFormat(TraceFileFormat format) override { unusable_times_.SetFormat(format); }
+
   const std::string& problem() const { return problem_; }
+  const UnusableTimesTally& unusable_times() const { return unusable_times_; }
 
  private:
   void OnCollective(const Json& json, const Json& args, bool is_coll, bool incomplete,
@@ -118,8 +130,8 @@ class StatsCollector : public TraceVisitor {
     int64_t seq = 0;
     const Json* seq_value = Field(args, "seq");
     const Json* ts_value = Field(json, "ts");
-    if (is_coll && seq_value != nullptr && AsInt64(*seq_value, &seq) && ts_value != nullptr &&
-        UsToNs(*ts_value, &ts) && (!options_.gpu_arrival || has_extent)) {
+    if (is_coll && wants_arrivals_ && seq_value != nullptr && AsInt64(*seq_value, &seq) &&
+        ts_value != nullptr && UsToNs(*ts_value, &ts) && (!options_.gpu_arrival || has_extent)) {
       const int64_t arrival = header_.base_realtime_ns + (options_.gpu_arrival ? gpu_start : ts);
       state_->stragglers.AddArrival(comm, func, seq, pid, comm_rank, arrival);
     }
@@ -165,10 +177,13 @@ class StatsCollector : public TraceVisitor {
 
   const StatsOptions& options_;
   StatsState* state_;
+  // Only the straggler report reads arrivals: the other reports need no sort, nor its spill.
+  const bool wants_arrivals_;
   TraceHeader header_;
   bool has_header_ = false;
   int64_t last_pid_ = INT64_MIN;  // saves a set lookup per event: pids come in long runs
   std::string problem_;
+  UnusableTimesTally unusable_times_;
 };
 
 }  // namespace
@@ -180,12 +195,20 @@ bool CollectStats(const std::string& path, const StatsOptions& options, StatsSta
   read_options.progress_min_bytes = options.progress_min_bytes;
   const ReadResult read = ReadTrace(path, &collector, read_options);
   state->links.EndFile();
+  // What the reader or the collector left out of a file that otherwise reads whole: said once
+  // per file, which then counts as one with problems.
+  std::string left_out;
   if (read.problems > 0) {
-    std::fprintf(stderr,
-                 "katrace-stats: %s: warning: %s in the protobuf trace, the first at %s "
-                 "(katrace-check lists them)\n",
-                 path.c_str(), Plural(read.problems, "problem").c_str(),
-                 read.first_problem.c_str());
+    left_out = Plural(read.problems, "problem") + " in the protobuf trace, the first at " +
+               read.first_problem;
+  }
+  if (collector.unusable_times().count() > 0) {
+    left_out += (left_out.empty() ? "" : "; ") + collector.unusable_times().Summary();
+    state->unusable_times_left_out += collector.unusable_times().count();
+  }
+  if (!left_out.empty()) {
+    std::fprintf(stderr, "katrace-stats: %s: warning: %s (katrace-check lists them)\n",
+                 path.c_str(), left_out.c_str());
   }
   std::string problem;
   if (read.status == ReadStatus::kStopped) {
@@ -197,12 +220,14 @@ bool CollectStats(const std::string& path, const StatsOptions& options, StatsSta
     if (read.events == 1) problem += "; its first event counts";
     if (read.events > 1) problem += "; its first " + std::to_string(read.events) + " events count";
   }
-  if (problem.empty()) {
+  if (problem.empty() && left_out.empty()) {
     ++state->files_read;
     return true;
   }
   ++state->files_failed;
-  std::fprintf(stderr, "katrace-stats: %s: %s\n", path.c_str(), problem.c_str());
+  if (!problem.empty()) {
+    std::fprintf(stderr, "katrace-stats: %s: %s\n", path.c_str(), problem.c_str());
+  }
   return false;
 }
 

@@ -33,6 +33,7 @@ struct StatsState {
   uint64_t files_failed = 0;
   uint64_t events = 0;
   uint64_t incomplete_left_out = 0;
+  uint64_t unusable_times_left_out = 0;  // slices whose ts or dur no timeline can place
   std::set<int64_t> ranks;
 };
 

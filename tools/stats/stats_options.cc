@@ -29,7 +29,8 @@ const char kStatsUsage[] =
     "  bw         algorithm and bus bandwidth per collective size\n"
     "  straggler  per collective instance (comm, func, seq) the rank that arrived last and by\n"
     "             how much; the channels and peers that are consistently slowest\n"
-    "Incomplete events are left out of every table.\n"
+    "Incomplete events are left out of every table, and so are slices whose ts or dur is not a\n"
+    "usable time (counted, with the first one named).\n"
     "\n"
     "options:\n"
     "  --report LIST      only these reports, e.g. host,gpu\n"
@@ -46,7 +47,8 @@ const char kStatsUsage[] =
     "  -h, --help         this text\n"
     "\n"
     "exit status: 0 all files read, 1 some files unreadable or cut (the rest are summarised),\n"
-    "2 bad usage\n";
+    "events left out for their times or protobuf problems, or a report incomplete (a sort\n"
+    "that could not spill to $TMPDIR), 2 bad usage or the output is also an input\n";
 
 int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
   static const std::set<std::string> kReports = {"host",    "gpu", "coll",     "channel",
@@ -111,6 +113,11 @@ int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
   }
   if (options->inputs.empty()) {
     std::fprintf(stderr, "katrace-stats: no input files\n%s", kStatsUsage);
+    return 2;
+  }
+  std::string error;
+  if (OutputIsAnInput(options->output, options->inputs, &error)) {
+    std::fprintf(stderr, "katrace-stats: %s\n", error.c_str());
     return 2;
   }
   return 0;
