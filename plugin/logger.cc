@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "common/warning.h"
 
@@ -9,15 +10,24 @@ namespace katrace {
 namespace {
 
 std::atomic<ncclDebugLogger_t> g_logger{nullptr};
-// NCCL prints nothing of its logger's output unless NCCL_DEBUG is set; warnings must still reach
-// the user then.
-const bool g_nccl_debug_unset = getenv("NCCL_DEBUG") == nullptr;
+// Whether NCCL shows its logger's warnings: only with NCCL_DEBUG at WARN or more verbose (unset,
+// empty, NONE, VERSION or a word NCCL does not know show nothing). Otherwise warnings must still
+// reach the user, from the plugin itself.
+bool NcclShowsWarnings() {
+  const char* v = getenv("NCCL_DEBUG");
+  if (v == nullptr) return false;
+  for (const char* level : {"WARN", "INFO", "TRACE"}) {
+    if (strcasecmp(v, level) == 0) return true;
+  }
+  return false;
+}
+const bool g_nccl_shows_warnings = NcclShowsWarnings();
 
 void Emit(ncclDebugLogLevel level, const std::string& message) {
   ncclDebugLogger_t log = g_logger.load(std::memory_order_acquire);
   if (log != nullptr) {
     log(level, NCCL_PROFILE, __FILE__, __LINE__, "katrace: %s", message.c_str());
-    if (!g_nccl_debug_unset || level != NCCL_LOG_WARN) return;
+    if (g_nccl_shows_warnings || level != NCCL_LOG_WARN) return;
   }
   // Without NCCL's logger (a driver that passed none), warnings still reach the user.
   if (level == NCCL_LOG_WARN) fprintf(stderr, "katrace WARN %s\n", message.c_str());

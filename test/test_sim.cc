@@ -563,6 +563,21 @@ TEST_F(SimTest, LoggerHonoursNcclDebug) {
   EXPECT_EQ(warn.err.find("NCCL INFO"), std::string::npos) << warn.err;
 }
 
+// Regression: with NCCL_DEBUG unset the sim showed the plugin's warnings through its logger,
+// which NCCL does not, and the plugin (rightly) printed them too: each appeared twice. And with
+// NCCL_DEBUG set to a level that shows no warnings (empty, NONE) katrace printed none at all.
+TEST_F(SimTest, APluginWarningIsShownOnceWhateverNcclDebugSays) {
+  const std::string katrace = (TestBinaryDir() / ".." / "libnccl-profiler-katrace.so").string();
+  for (const char* debug : {"NCCL_DEBUG=", "NCCL_DEBUG=NONE", "NCCL_DEBUG=WARN", "NCCL_DEBUG=INFO"}) {
+    RunOutput run = RunSim({"--plugin", katrace, "--ranks", "2", "--iters", "1", "--quiet"},
+                           {debug, "KATRACE_POOL_SIZE=lots", "KATRACE_OUTPUT=" + (dir_ / "t.json").string()});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    size_t shown = 0;
+    for (size_t at = 0; (at = run.err.find("KATRACE_POOL_SIZE='lots'", at)) != std::string::npos; ++at) ++shown;
+    EXPECT_EQ(shown, 1u) << debug << "\n" << run.err;
+  }
+}
+
 TEST(SimOptionsTest, ByteSizesTakeBinarySuffixes) {
   EXPECT_EQ(ParseByteSize("4096"), 4096u);
   EXPECT_EQ(ParseByteSize("64K"), 64u << 10);

@@ -16,13 +16,15 @@ thread_local int t_log_rank = -1;
 
 int ThresholdFromEnv() {
   const char* value = std::getenv("NCCL_DEBUG");
-  if (value == nullptr || value[0] == '\0') return NCCL_LOG_WARN;
+  // As NCCL: nothing unless asked (the plugin then prints its warnings itself; showing them here
+  // too printed each twice).
+  if (value == nullptr || value[0] == '\0') return NCCL_LOG_NONE;
   if (strcasecmp(value, "NONE") == 0) return NCCL_LOG_NONE;
   if (strcasecmp(value, "VERSION") == 0) return NCCL_LOG_VERSION;
   if (strcasecmp(value, "WARN") == 0) return NCCL_LOG_WARN;
   if (strcasecmp(value, "INFO") == 0) return NCCL_LOG_INFO;
   if (strcasecmp(value, "TRACE") == 0) return NCCL_LOG_TRACE;
-  return NCCL_LOG_WARN;
+  return NCCL_LOG_NONE;
 }
 
 // Level values are not ordered by verbosity (ABORT=4 sits between INFO and TRACE).

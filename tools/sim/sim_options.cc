@@ -68,7 +68,8 @@ constexpr const char kUsage[] =
     "  --help            this text\n"
     "Durations (D, DURATION): a number with a unit ns, us, ms, s, m or h, e.g. 500ms or 1.5s;\n"
     "a bare number is seconds, as in KATRACE_DELAY and Nsight Systems.\n"
-    "Environment: NCCL_DEBUG=INFO shows the plugin's INFO lines; KATRACE_OUTPUT, when set, is\n"
+    "Environment: NCCL_DEBUG=WARN or INFO shows the plugin's log lines, as NCCL does (unset, the\n"
+    "plugin prints its warnings itself); KATRACE_OUTPUT, when set, is\n"
     "printed as the trace location.\n";
 
 constexpr int64_t kHourNs = 3600ll * 1000 * 1000 * 1000;
