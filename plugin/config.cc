@@ -308,6 +308,14 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   CaptureSpan hang;
   read_span("KATRACE_HANG_TIMEOUT", false, "no hang watchdog", &hang);
   c.hang_timeout_ns = hang.value;
+  // The watchdog looks every 20 ms (hang_watchdog.cc); a timeout near that calls every busy
+  // moment a hang.
+  constexpr uint64_t kMinHangTimeoutNs = 100ull * 1000 * 1000;
+  if (c.hang_timeout_ns != 0 && c.hang_timeout_ns < kMinHangTimeoutNs) {
+    warn(std::string("KATRACE_HANG_TIMEOUT='") + env("KATRACE_HANG_TIMEOUT") +
+         "' is shorter than the watchdog can tell from a busy job (it looks every 20 ms); using 100ms");
+    c.hang_timeout_ns = kMinHangTimeoutNs;
+  }
   return c;
 }
 

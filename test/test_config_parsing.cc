@@ -202,6 +202,19 @@ TEST(ReadConfig, FormatIsTrimmedAndADeviceKeepsItsNameUnderGzip) {
   EXPECT_TRUE(c.gzip);
 }
 
+// Regression: KATRACE_HANG_TIMEOUT=1ns was taken, and every run reported a hang.
+TEST(ReadConfig, AHangTimeoutTooShortToTellIsRaisedToTheShortestThatCan) {
+  FakeEnv env;
+  env.vars["KATRACE_HANG_TIMEOUT"] = "1ns";
+  EXPECT_EQ(env.Read().hang_timeout_ns, 100ull * 1000 * 1000);
+  ASSERT_EQ(env.warnings.size(), 1u);
+  EXPECT_NE(env.warnings[0].find("using 100ms"), std::string::npos) << env.warnings[0];
+  FakeEnv fine;
+  fine.vars["KATRACE_HANG_TIMEOUT"] = "250ms";
+  EXPECT_EQ(fine.Read().hang_timeout_ns, 250ull * 1000 * 1000);
+  EXPECT_TRUE(fine.warnings.empty());
+}
+
 TEST(ParseCaptureSpan, TimesInEveryUnitAndCollectiveCounts) {
   CaptureSpan span;
   std::string error;
