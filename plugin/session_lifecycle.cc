@@ -203,6 +203,9 @@ void CloseFlightSession(Session* s) {
 void CloseSession(Session* s) {
   if (s->spooling) s->spool->Close();
   s->triggers.Stop();
+  if (s->window.waiting_for_delay()) {
+    LogWarn("the job ended before KATRACE_DELAY had passed: nothing was captured, the trace holds no events");
+  }
   // The writer is gone, so no new report starts; one still reading the spool finishes first.
   if (s->hang_reporter.joinable()) s->hang_reporter.join();
   if (!s->spooling) return;

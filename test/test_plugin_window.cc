@@ -189,6 +189,12 @@ TEST_F(WindowTest, OutsideWindowHandlesAreHarmless) {
   for (const auto& d : Footer(trace)["drops"].items()) EXPECT_EQ(d.value().get<uint64_t>(), 0u) << d.key();
   EXPECT_TRUE(Markers(trace).empty());
   unsetenv("KATRACE_POOL_COLL");
+  // Regression: an empty trace was all the user got; the reason is said.
+  int said = 0;
+  for (const auto& w : CapturedWarnings()) {
+    said += w.find("the job ended before KATRACE_DELAY had passed") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1);
 }
 
 // DELAY=250ms DURATION=250ms: only groups that started in [250 ms, 500 ms] after the first init

@@ -47,6 +47,9 @@ class CaptureWindow {
   bool active() const { return active_; }
   // Capture is on now (new roots may be admitted, sampling aside).
   bool open() const { return IsOpen(phase_.load(std::memory_order_relaxed)); }
+  // KATRACE_DELAY has not passed yet (nor did a trigger open the capture): so far nothing was
+  // captured.
+  bool waiting_for_delay() const { return active_ && phase_.load(std::memory_order_relaxed) == kBeforeDelay; }
 
   // Hot path: the verdict for a root event of kind |kind| that starts now. When this call
   // switched capture (a collective edge), |*edge| is the marker to write (edge->what != 0).
