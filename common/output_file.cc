@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/in_place_path.h"
 #include "common/sigpipe_guard.h"
 #include "common/unique_temp_file.h"
 
@@ -91,16 +92,20 @@ bool OutputFile::Open(const std::string& path, bool gzip, std::string* error) {
 }
 
 bool OutputFile::OpenFile(const std::string& path, bool gzip) {
-  const bool dash = policy_.dash_is_stdout && path == "-";
-  // Only what is not a regular file (a device, a pipe; a directory where the policy refuses
-  // one, so that opening it fails and says why) is written in place: renaming onto it would
-  // replace it. Everything else goes to a temporary name, created exclusively.
+  // One of this process's descriptors by name ("-" where the policy says so, /dev/stdout): a
+  // duplicate of it, written at its offset with its flags, whatever it is.
+  const int own = policy_.dash_is_stdout && path == "-" ? STDOUT_FILENO : DescriptorNamedBy(path);
+  const bool dash = own >= 0;
+  // Otherwise only what is not a regular file (a device, a pipe; a directory where the policy
+  // refuses one, so that opening it fails and says why) is written in place: renaming onto it
+  // would replace it (common/in_place_path.h). Everything else goes to a temporary name,
+  // created exclusively.
   struct stat st;
   const bool special = !dash && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
                        (policy_.refuse_directory || !S_ISDIR(st.st_mode));
   int fd = -1;
   if (dash) {
-    fd = dup(STDOUT_FILENO);
+    fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
   } else if (special && S_ISFIFO(st.st_mode)) {
     fd = OpenFifoForWriting(path, policy_.fifo_reader_wait_ms);
   } else if (special) {

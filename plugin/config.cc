@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/duration.h"
+#include "common/in_place_path.h"
 #include "common/text.h"
 #include "plugin/handle_codec.h"
 
@@ -32,12 +33,6 @@ bool ParseUnsigned(const std::string& text, uint64_t max, uint64_t* out) {
   if (errno != 0 || end == t.c_str() || *end != '\0' || v > max) return false;
   *out = v;
   return true;
-}
-
-// An existing file that is neither a regular file nor a directory.
-bool IsDeviceOrPipe(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 bool ParseBool(const std::string& text, bool* out) {
@@ -165,7 +160,7 @@ Config ReadConfig(const EnvLookup& env, const WarnSink& warn) {
   ReadBool(env, warn, "KATRACE_GZIP", &c.gzip);
   // A device or pipe keeps its name (gzip goes into it): "/dev/null.gz" would be a new file in /dev.
   if (c.gzip && !(c.output.size() > 3 && c.output.compare(c.output.size() - 3, 3, ".gz") == 0) &&
-      !IsDeviceOrPipe(c.output)) {
+      !IsWrittenInPlace(c.output)) {
     c.output += ".gz";
   }
   ReadBool(env, warn, "KATRACE_SUMMARY", &c.summary);

@@ -61,6 +61,28 @@ TEST_F(ExportCliTest, UsageErrors) {
   p = Run({"a.kspool", "b.kspool", "-o", dir_ + "/one.json"});
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_NE(p.err.find("must be an existing directory or contain {pid} or {rank}"), std::string::npos) << p.err;
+  // Regression: protobuf was written under a .json name.
+  p = Run({"a.kspool", "--format", "perfetto", "-o", dir_ + "/x.json"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--format perfetto does not match -o '" + dir_ + "/x.json' (its name says json)"),
+            std::string::npos)
+      << p.err;
+}
+
+// Regression: -o - wrote a file named "-"; it is standard output, as for the other tools.
+TEST_F(ExportCliTest, DashIsStandardOutput) {
+  MakeSpool(dir_ + "/r0.kspool", dir_ + "/r0.json", 0, 11);
+  ProcessOutput p = Run({dir_ + "/r0.kspool", "--keep-spool", "--quiet", "-o", "-"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_FALSE(Exists(dir_ + "/-"));
+  EXPECT_EQ(p.out.rfind("{\"traceEvents\":[", 0), 0u) << p.out.substr(0, 200);
+  WriteFileBytes(dir_ + "/stdout.json", p.out);
+  EXPECT_EQ(Slices(ExpectValidTrace(dir_ + "/stdout.json"), "Coll").size(), 50u);
+  // Standard output is a regular file here (the test's capture): it was still written through
+  // the descriptor, never by a rename onto /dev/stdout, which would replace the link itself.
+  struct stat st;
+  ASSERT_EQ(lstat("/dev/stdout", &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode) || S_ISCHR(st.st_mode)) << "/dev/stdout was replaced by a file";
 }
 
 TEST_F(ExportCliTest, MissingAndNotASpool) {

@@ -614,6 +614,22 @@ TEST(SimOptionsTest, MasksTakeNumbersAndNames) {
   EXPECT_FALSE(parse("coll,bogus"));
 }
 
+// Regression: --bandwidth 1e-300 overflowed the emulated times and "finished" at once.
+TEST(SimOptionsTest, BandwidthIsBoundedToWhatTheEmulatedClockCanHold) {
+  auto parse = [](const std::string& text, std::string* error) {
+    SimConfig config;
+    std::vector<std::string> args = {"katrace-sim", "--bandwidth", text};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    return ParseCommandLine(static_cast<int>(argv.size()), argv.data(), "x.so", &config, error);
+  };
+  std::string error;
+  EXPECT_EQ(parse("0.5", &error), ParseOutcome::kRun) << error;
+  EXPECT_EQ(parse("1e-300", &error), ParseOutcome::kError);
+  EXPECT_NE(error.find("from 0.001 to 1000000"), std::string::npos) << error;
+  EXPECT_EQ(parse("0", &error), ParseOutcome::kError);
+}
+
 TEST(WorkCounterMapTest, FindsRecentWorkAndForgetsOldWork) {
   WorkCounterMap map;
   int handle = 0;

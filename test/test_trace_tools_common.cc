@@ -1,6 +1,7 @@
 // The shared pieces under tools/common (streaming reader, external sorter, time text and
 // command-line helpers) and those of common/ the tools use (the output file, names and numbers).
 #include <errno.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include "common/ends_with.h"
 #include "common/hex16.h"
 #include "common/human_bytes.h"
+#include "common/in_place_path.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "test/support/synthetic_trace.h"
@@ -453,6 +455,34 @@ TEST(SharedHelpersTest, TempDirIsTmpdirUnlessUnsetOrEmpty) {
   unsetenv("TMPDIR");
   EXPECT_EQ(katrace::TempDir(), "/tmp");
   if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1);
+}
+
+// Names of the process's own descriptors are written through them, never renamed onto: with
+// standard output redirected to a file, /dev/stdout looks like a regular file to stat().
+TEST(SharedHelpersTest, DescriptorNamesAreWrittenInPlace) {
+  EXPECT_EQ(katrace::DescriptorNamedBy("/dev/stdout"), 1);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/dev/stderr"), 2);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/dev/fd/7"), 7);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/proc/self/fd/12"), 12);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/dev/fd/"), -1);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/dev/fd/1x"), -1);
+  EXPECT_EQ(katrace::DescriptorNamedBy("/tmp/stdout"), -1);
+  EXPECT_TRUE(katrace::IsWrittenInPlace("/dev/null"));
+  EXPECT_FALSE(katrace::IsWrittenInPlace("/tmp"));
+  TempDir dir;
+  const std::string file = (dir.path() / "redirected.json").string();
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  const std::string name = "/dev/fd/" + std::to_string(fd);
+  EXPECT_TRUE(katrace::IsWrittenInPlace(name));
+  OutputFile out;
+  std::string error;
+  ASSERT_TRUE(out.Open(name, false, &error)) << error;
+  EXPECT_TRUE(out.in_place());
+  out.Write("through the descriptor");
+  ASSERT_TRUE(out.Commit(&error)) << error;
+  close(fd);
+  EXPECT_EQ(ReadFile(file), "through the descriptor");
 }
 
 // Regression: a trace name too long for its directory kept its name in the fallback, and failed

@@ -2,10 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/in_place_path.h"
 #include "common/paths.h"
 #include "plugin/capture/block_frame.h"
 #include "plugin/clock.h"
@@ -61,8 +61,7 @@ bool SpoolFile::Create(const std::string& trace_path, int os_pid, bool compress,
   };
   // A trace written in place (a device such as /dev/stdout, a pipe) has no directory of its own
   // to spool in: the spool goes to $TMPDIR (or /tmp) under the trace's name.
-  struct stat st;
-  bool in_place = stat(trace_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  const bool in_place = IsWrittenInPlace(trace_path);
   if (in_place && create(InTempDir(trace_path))) return true;
   if (!create(trace_path)) {
     int first_errno = errno;

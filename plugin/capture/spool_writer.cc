@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/in_place_path.h"
 #include "common/paths.h"
 #include "common/trace_format.h"
 #include "plugin/capture/block_frame.h"
@@ -61,9 +61,7 @@ spool::ClockBody ReadClockPair() {
 // is a device or a pipe (/dev/null, /dev/stdout) has no "next to": a dump is a file of its own,
 // made under the trace's name in $TMPDIR, never a new file in /dev.
 std::string TaggedTracePath(const std::string& trace, const std::string& tag) {
-  struct stat st;
-  const bool in_place = stat(trace.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  const std::string base = in_place ? InTempDir(trace) : trace;
+  const std::string base = IsWrittenInPlace(trace) ? InTempDir(trace) : trace;
   const size_t ext = TraceExtensionLength(base);
   return base.substr(0, base.size() - ext) + "." + tag + base.substr(base.size() - ext);
 }

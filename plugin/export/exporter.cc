@@ -349,7 +349,8 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   report.summary_text = summary.Text(totals, spool_line, trace_line);
   if (options.summary) fputs(report.summary_text.c_str(), stderr);
   std::string summary_path = options.summary_path;
-  if (summary_path.empty() && options.summary && committed && sink.path().compare(0, 5, "/dev/") != 0) {
+  // Beside a trace of its own only: not beside a device or a pipe (no "/dev/null.summary.txt").
+  if (summary_path.empty() && options.summary && committed && !sink.in_place()) {
     summary_path = sink.path() + ".summary.txt";
   }
   if (!summary_path.empty() && !WriteTextFileAtomically(summary_path, report.summary_text, &report.summary_error)) {

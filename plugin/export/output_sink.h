@@ -38,6 +38,8 @@ class OutputSink {
   const std::string& path() const { return file_.path(); }
   uint64_t bytes_written() const { return file_.bytes_written(); }
   uint64_t io_errors() const { return io_errors_; }
+  // Written in place (a device, a pipe, one of the process's descriptors): no file of its own.
+  bool in_place() const { return file_.in_place(); }
   // Why Open failed, when it did without a fallback.
   const std::string& failed_reason() const { return file_.failed_reason(); }
 

@@ -32,7 +32,8 @@ const char kUsage[] =
     "Exports katrace spools (<trace>.kspool, what the plugin captures while a job runs) to traces.\n"
     "Each spool becomes its own trace; by default the trace path recorded in the spool.\n"
     "\n"
-    "  -o OUT        with one spool: the trace file (or an existing directory to put it in);\n"
+    "  -o OUT        with one spool: the trace file (- for standard output, or an existing\n"
+    "                directory to put it in);\n"
     "                with several: an existing directory, or a name containing {pid} or {rank}\n"
     "                (a .gz name writes gzip)\n"
     "  --format F    json (Chrome JSON), perfetto (Perfetto protobuf) or nvtxt (Nsight Systems'\n"
@@ -124,7 +125,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "katrace-export: no spool given\n%s", kUsage);
     return 2;
   }
+  if (out == "-") out = "/dev/stdout";  // written in place, as any device
   bool out_is_dir = !out.empty() && IsDirectory(out);
+  // A name that says one format holding another would mislead every reader of it.
+  if (format && !out_is_dir && katrace::TraceExtensionLength(out) != 0 &&
+      katrace::TraceFormatOfPath(out) != *format) {
+    fprintf(stderr, "katrace-export: --format %s does not match -o '%s' (its name says %s)\n",
+            katrace::TraceFormatName(*format), out.c_str(),
+            katrace::TraceFormatName(katrace::TraceFormatOfPath(out)));
+    return 2;
+  }
   bool templated = out.find("{pid}") != std::string::npos || out.find("{rank}") != std::string::npos;
   if (spools.size() > 1 && !out.empty() && !out_is_dir && !templated) {
     fprintf(stderr,

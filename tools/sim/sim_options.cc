@@ -46,7 +46,7 @@ constexpr const char kUsage[] =
     "                    fixed signed duration, within an hour), drift:200ppm (gains that much)\n"
     "  --gpu-jitter D    every GPU stamp moves by up to the duration D either way (default 0;\n"
     "                    e.g. 300ns, at most 1ms)\n"
-    "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20)\n"
+    "  --bandwidth GBPS  emulated per-rank bandwidth in GB/s (default 20, 0.001..1000000)\n"
     "  --kernel-steps on|off\n"
     "                    KernelStep events (default on): per rank, an emulated device writer\n"
     "                    thread stamps every slice into per-channel rings and the proxy thread\n"
@@ -341,8 +341,9 @@ ParseOutcome ParseCommandLine(int argc, char** argv, const std::string& default_
       if (!take_value(&value)) return ParseOutcome::kError;
       char* end = nullptr;
       double gbps = std::strtod(value.c_str(), &end);
-      if (value.empty() || end == nullptr || *end != '\0' || !(gbps > 0) || gbps > 1e6) {
-        *error = "--bandwidth: '" + value + "' is not a positive GB/s figure";
+      // From 1 MB/s (a 1 MiB operation then takes a second; below, times overflow the emulated clock).
+      if (value.empty() || end == nullptr || *end != '\0' || !(gbps >= 0.001) || gbps > 1e6) {
+        *error = "--bandwidth: '" + value + "' is not a GB/s figure from 0.001 to 1000000";
         return ParseOutcome::kError;
       }
       config->bandwidth_gbytes_per_s = gbps;
