@@ -163,6 +163,9 @@ TEST_F(SimHangTest, StatsSurvivesHostileReports) {
   EXPECT_NE(r.err.find("newer than this katrace-stats"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("hang reports: 1 read, 8 left out"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict: "), std::string::npos) << r.out;
+  // Regression: the wait's invalid since_realtime_ns was shown as 1970.
+  EXPECT_EQ(r.out.find("1970"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("since an unknown time"), std::string::npos) << r.out;
 }
 
 }  // namespace

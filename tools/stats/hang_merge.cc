@@ -52,6 +52,8 @@ const Json& ArrayAt(const Json& o, const char* key) {
 }
 
 std::string Utc(uint64_t realtime_ns) {
+  // A time the report does not give (absent, negative, not a number) reads as 0: not 1970.
+  if (realtime_ns == 0) return "an unknown time";
   const time_t secs = static_cast<time_t>(realtime_ns / 1000000000ull);
   struct tm tm;
   if (gmtime_r(&secs, &tm) == nullptr) return std::to_string(realtime_ns) + " ns";
