@@ -25,6 +25,7 @@
 #include "plugin/export/exporter.h"
 #include "plugin/flight_exports.h"
 #include "test/support/capture_records.h"
+#include "test/support/scoped_env.h"
 
 namespace katrace {
 namespace {
@@ -147,13 +148,12 @@ TEST_F(FlightWriterTest, ADumpOfATraceWrittenInPlaceGoesToTheTempDir) {
   spool::ProcessBody process{};
   process.os_pid = getpid();
   std::string note, error;
-  const char* tmpdir = getenv("TMPDIR");
-  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
-  setenv("TMPDIR", dir_.c_str(), 1);
   SpoolWriter writer(options, [](spool::CountersBody*) {}, [] {});
-  ASSERT_TRUE(writer.Start("/dev/null", process, "host", &note, &error)) << error;
-  writer.Close();
-  if (tmpdir != nullptr) setenv("TMPDIR", old_tmpdir.c_str(), 1); else unsetenv("TMPDIR");
+  {
+    katrace_test::ScopedEnv tmpdir("TMPDIR", dir_);
+    ASSERT_TRUE(writer.Start("/dev/null", process, "host", &note, &error)) << error;
+    writer.Close();
+  }
   EXPECT_EQ(writer.exit_dump_trace(), dir_ + "/null.flight-1");
   EXPECT_EQ(writer.exit_dump_spool(), dir_ + "/null.flight-1.kspool");
 

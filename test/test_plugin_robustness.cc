@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "test/support/plugin_test.h"
+#include "test/support/scoped_env.h"
 
 namespace katrace_test {
 namespace {
@@ -216,15 +217,11 @@ TEST_F(RobustnessTest, ManyThreadsAtOnceOnOneCommunicator) {
 TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
   setenv("KATRACE_OUTPUT", "/proc/katrace-cannot-write-here/trace.json", 1);
   // The fallback directory is this test's own, so suites running side by side never share it.
-  std::string tmpdir = getenv("TMPDIR") != nullptr ? getenv("TMPDIR") : "";
-  setenv("TMPDIR", dir_.c_str(), 1);
-  Comm c = InitComm(8, 0, 1);
-  CollWithChannels(c.ctx, nullptr, 0, 1);
-  v6().finalize(c.ctx);
-  if (tmpdir.empty()) {
-    unsetenv("TMPDIR");
-  } else {
-    setenv("TMPDIR", tmpdir.c_str(), 1);
+  {
+    ScopedEnv tmpdir("TMPDIR", dir_);
+    Comm c = InitComm(8, 0, 1);
+    CollWithChannels(c.ctx, nullptr, 0, 1);
+    v6().finalize(c.ctx);
   }
   auto warnings = CapturedWarnings();
   auto said = [&](const std::string& text) {
@@ -245,15 +242,11 @@ TEST_F(RobustnessTest, UnwritableOutputFallsBackAndSaysSo) {
 TEST_F(RobustnessTest, FullDiskIsReportedAndTheJobGoesOn) {
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full on this machine";
   setenv("KATRACE_OUTPUT", "/dev/full", 1);
-  std::string tmpdir = getenv("TMPDIR") != nullptr ? getenv("TMPDIR") : "";
-  setenv("TMPDIR", dir_.c_str(), 1);  // a device has no directory to spool in: $TMPDIR is used
-  Comm c = InitComm(9, 0, 1);
-  for (int i = 0; i < 20000; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(i), 1);
-  v6().finalize(c.ctx);
-  if (tmpdir.empty()) {
-    unsetenv("TMPDIR");
-  } else {
-    setenv("TMPDIR", tmpdir.c_str(), 1);
+  {
+    ScopedEnv tmpdir("TMPDIR", dir_);  // a device has no directory to spool in: $TMPDIR is used
+    Comm c = InitComm(9, 0, 1);
+    for (int i = 0; i < 20000; ++i) CollWithChannels(c.ctx, nullptr, static_cast<uint64_t>(i), 1);
+    v6().finalize(c.ctx);
   }
   bool reported = false;
   for (const auto& w : CapturedWarnings()) {
@@ -288,10 +281,7 @@ TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
   std::string fifo = dir_ + "/trace.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   setenv("KATRACE_OUTPUT", fifo.c_str(), 1);
-  // A trace written in place spools in $TMPDIR: this test's directory.
-  const char* tmpdir = getenv("TMPDIR");
-  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
-  setenv("TMPDIR", dir_.c_str(), 1);
+  ScopedEnv tmpdir("TMPDIR", dir_);  // a trace written in place spools in $TMPDIR
   Comm c = InitComm(15, 0, 1);
   // Far more trace than a pipe holds, so the writer must meet the closed end.
   for (int i = 0; i < 3000; ++i) CollWithChannels(c.ctx, nullptr, i, 1);
@@ -304,7 +294,6 @@ TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
   });
   v6().finalize(c.ctx);
   reader.join();
-  if (tmpdir != nullptr) setenv("TMPDIR", old_tmpdir.c_str(), 1); else unsetenv("TMPDIR");
   bool reported = false;
   for (const auto& w : CapturedWarnings()) reported |= w.find("Broken pipe") != std::string::npos;
   EXPECT_TRUE(reported) << "no warning named the broken pipe";

@@ -28,6 +28,7 @@
 #include "common/in_place_path.h"
 #include "common/output_file.h"
 #include "common/paths.h"
+#include "test/support/scoped_env.h"
 #include "test/support/synthetic_trace.h"
 #include "tools/common/cli_args.h"
 #include "tools/common/external_sorter.h"
@@ -446,15 +447,12 @@ TEST(SharedHelpersTest, NamesNumbersAndSuffixes) {
 }
 
 TEST(SharedHelpersTest, TempDirIsTmpdirUnlessUnsetOrEmpty) {
-  const char* saved = getenv("TMPDIR");
-  const std::string before = saved != nullptr ? saved : "";
-  setenv("TMPDIR", "/scratch/x", 1);
+  katrace_test::ScopedEnv tmpdir("TMPDIR", "/scratch/x");
   EXPECT_EQ(katrace::TempDir(), "/scratch/x");
   setenv("TMPDIR", "", 1);
   EXPECT_EQ(katrace::TempDir(), "/tmp");
   unsetenv("TMPDIR");
   EXPECT_EQ(katrace::TempDir(), "/tmp");
-  if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1);
 }
 
 // Names of the process's own descriptors are written through them, never renamed onto: with
@@ -488,16 +486,13 @@ TEST(SharedHelpersTest, DescriptorNamesAreWrittenInPlace) {
 // Regression: a trace name too long for its directory kept its name in the fallback, and failed
 // there too ("File name too long" twice: no trace and no spool).
 TEST(SharedHelpersTest, InTempDirShortensANameTooLongForADirectory) {
-  const char* saved = getenv("TMPDIR");
-  const std::string before = saved != nullptr ? saved : "";
-  setenv("TMPDIR", "/scratch", 1);
+  katrace_test::ScopedEnv tmpdir("TMPDIR", "/scratch");
   EXPECT_EQ(katrace::InTempDir("/a/b/trace.json"), "/scratch/trace.json");
   const std::string long_name = std::string(300, 'b') + "-rank12.pftrace.gz";
   const std::string shortened = katrace::InTempDir("/a/" + long_name);
   EXPECT_EQ(shortened.size(), std::string("/scratch/").size() + 192);
   EXPECT_EQ(shortened.substr(0, 12), "/scratch/bbb");
   EXPECT_TRUE(EndsWith(shortened, "b-rank12.pftrace.gz")) << shortened;
-  if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1); else unsetenv("TMPDIR");
 }
 
 TEST(JsonFieldsTest, TimesAreExactNanoseconds) {
