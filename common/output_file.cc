@@ -67,8 +67,13 @@ void OutputFile::Abandon() {
   if (gz_ != nullptr) gzclose(gz_);
   gz_ = nullptr;
   file_.reset();  // closes the file
-  if (temp_live_ && !policy_.keep_failed_temp) unlink(tmp_path_.c_str());
+  if (temp_live_ && (!policy_.keep_failed_temp || temp_holds_nothing())) unlink(tmp_path_.c_str());
   temp_live_ = false;
+}
+
+bool OutputFile::temp_holds_nothing() const {
+  struct stat st;
+  return tmp_path_.empty() || stat(tmp_path_.c_str(), &st) != 0 || st.st_size == 0;
 }
 
 bool OutputFile::Open(const std::string& path, bool gzip, std::string* error) {
@@ -225,7 +230,7 @@ bool OutputFile::Commit(std::string* error) {
   }
   if (!ok) {
     *error = error_;
-    if (temp_live_ && !policy_.keep_failed_temp) unlink(tmp_path_.c_str());
+    if (temp_live_ && (!policy_.keep_failed_temp || temp_holds_nothing())) unlink(tmp_path_.c_str());
   }
   temp_live_ = false;
   return ok;

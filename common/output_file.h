@@ -40,7 +40,7 @@ struct OutputFilePolicy {
   bool refuse_directory = true;
   // A temporary file whose output failed (a write, the close or the rename), or that was never
   // committed, stays with what it holds (the plugin: a capture cannot be run again) instead of
-  // being removed (a tool is simply run again).
+  // being removed (a tool is simply run again); an empty one is removed either way.
   bool keep_failed_temp = false;
   // How long an existing FIFO is given for a reader to open it, before Open fails: blocking in
   // open() until one comes would hang the plugin at the application's exit, and a tool for good,
@@ -72,6 +72,9 @@ class OutputFile {
   bool in_place() const { return in_place_; }
   // The temporary file's name (kept after Commit, for messages); "" when in place.
   const std::string& temp_path() const { return tmp_path_; }
+  // The temporary file is empty or gone: a failed output's is then removed whatever the policy
+  // (an empty file kept "for what it holds" holds nothing).
+  bool temp_holds_nothing() const;
   // Uncompressed bytes taken so far.
   uint64_t bytes_written() const { return bytes_written_; }
   // The first failure: its step, its errno (0 when none applies: gzip could not start) and its

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -274,6 +275,42 @@ TEST(OutputFileTest, WritesAPipeInPlaceInsteadOfRenamingOverIt) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_FALSE(fs::exists(fifo + ".tmp." + std::to_string(getpid())));
   fs::remove_all(dir);
+}
+
+// The plugin's policy keeps a failed output's temporary file for what it holds; one that holds
+// nothing (a disk full from the start) is removed, not left as an empty file. Writes are made to
+// fail with a file size limit, as on a disk that fills up.
+TEST(OutputFileTest, AFailedOutputKeepsItsPartialFileButNeverAnEmptyOne) {
+  OutputFilePolicy keep;
+  keep.keep_failed_temp = true;
+  struct sigaction ignore = {}, old_action = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &old_action), 0);
+  rlimit before;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  for (rlim_t limit : {rlim_t{0}, rlim_t{4096}}) {
+    TempDir dir;
+    const std::string path = (dir.path() / "out.json").string();
+    OutputFile out(keep);
+    std::string error;
+    ASSERT_TRUE(out.Open(path, false, &error)) << error;
+    out.Write(std::string(64 << 10, 'x'));
+    rlimit limited = before;
+    limited.rlim_cur = limit;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    const bool committed = out.Commit(&error);
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &before), 0);
+    EXPECT_FALSE(committed) << limit;
+    struct stat st;
+    if (limit == 0) {
+      EXPECT_TRUE(out.temp_holds_nothing());
+      EXPECT_NE(stat(out.temp_path().c_str(), &st), 0) << "an empty temporary file was left";
+    } else {
+      ASSERT_EQ(stat(out.temp_path().c_str(), &st), 0) << "the partial file is kept";
+      EXPECT_EQ(st.st_size, 4096);
+    }
+  }
+  ASSERT_EQ(sigaction(SIGXFSZ, &old_action, nullptr), 0);
 }
 
 // Regression: a FIFO that no process opened for reading blocked open() for good (the plugin hung

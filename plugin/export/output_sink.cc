@@ -53,6 +53,9 @@ void OutputSink::Fail() {
   const std::string what = file_.failed_step() == OutputFile::Step::kClose ? "closing" : "writing";
   if (file_.in_place()) {
     Warn(what + " '" + file_.path() + "' failed (" + reason + "); the rest of the trace is lost, the job goes on");
+  } else if (file_.temp_holds_nothing()) {
+    Warn(what + " '" + tmp + "' failed (" + reason +
+         "); nothing of the trace reached the file, which is removed; the job goes on");
   } else {
     Warn(what + " '" + tmp + "' failed (" + reason +
          "); the rest of the trace is lost, the job goes on; the partial file is kept");
