@@ -217,6 +217,27 @@ TEST_F(LifecycleTest, ReloadNeverOverwritesAndStaleHandlesNeverMatch) {
   EXPECT_EQ(Footer(second)["events"]["KernelCh"], 2);
 }
 
+// Regression: a reload found its earlier trace by the "os_pid" in its JSON header, which a gzip
+// or NVTXT trace does not show, and wrote over it; and a second session's name took its number
+// after the extension ("t.nvtxt.2"), which also lost the format (JSON was written).
+TEST_F(LifecycleTest, ReloadNeverOverwritesAGzipOrNvtxtTraceAndKeepsTheFormat) {
+  for (const std::string ext : {".nvtxt", ".pftrace.gz"}) {
+    const std::string trace = dir_ + "/reload" + ext;
+    ProcessOutput r = RunProcess(Driver(), {PluginPath(), "reload"}, Env(trace), dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string second = dir_ + "/reload.2" + ext;
+    for (const std::string& path : {trace, second}) {
+      const std::string bytes = ReadWholeFile(path);
+      ASSERT_FALSE(bytes.empty()) << path << " missing: " << r.err;
+      if (ext == ".nvtxt") {
+        EXPECT_NE(bytes.find("@RangeStartEnd"), std::string::npos) << path << " is not NVTXT";
+      } else {
+        EXPECT_EQ(bytes.substr(0, 2), "\x1f\x8b") << path << " is not gzip";
+      }
+    }
+  }
+}
+
 TEST_F(LifecycleTest, EndOfJobLineOnStderrWithoutNcclDebug) {
   std::string trace = dir_ + "/visible.json";
   ProcessOutput r = RunProcess(Driver(), {PluginPath(), "run", "0.2"}, Env(trace), dir_);
