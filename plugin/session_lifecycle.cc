@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -73,10 +76,24 @@ void FillCounters(Session* s, spool::CountersBody* c) {
 // callback of the child may be using it) and stays silent for good. A child forked while nothing
 // was being profiled is a process like any other.
 void ForkChild() {
+  // The lifecycle lock may have been held by a thread the child does not have (the last
+  // finalize's export, an init): the child's copy would stay locked for good, and its next init,
+  // finalize or exit would hang. Nothing else runs in the child yet: it is made anew.
+  if (g_lifecycle.try_lock()) {
+    g_lifecycle.unlock();
+  } else {
+    new (&g_lifecycle) std::mutex();
+  }
   if (g_session.load(std::memory_order_acquire) == nullptr) return;
   g_forked_child.store(true, std::memory_order_relaxed);
   g_session.store(nullptr, std::memory_order_release);
 }
+
+// Registered when the library is loaded (glibc drops it again at dlclose), so that a fork at any
+// moment, before the first session too, leaves the child a plugin it can use.
+struct ForkHandler {
+  ForkHandler() { pthread_atfork(nullptr, nullptr, ForkChild); }
+} g_fork_handler;
 
 // Pools are allocated whole, each the first time its kind is used on a communicator: sizes near
 // the limit (KATRACE_POOL_SIZE=2097151) ask for gigabytes per communicator, which is said once,
@@ -98,7 +115,7 @@ Session* StartSession(const InitArgs& a) {
                          [&](const std::string& w) { warnings.push_back(w); });
   for (const std::string& w : warnings) LogWarn(w);
   WarnIfPoolsAreHuge(s->config);
-  if (InstallThreadExitHook()) pthread_atfork(nullptr, nullptr, ForkChild);
+  InstallThreadExitHook();
   if (g_session_serial == 0) g_session_serial = RandomSerialBase();
   s->serial = ++g_session_serial;
   s->next_serial = RandomSerialBase();
@@ -256,7 +273,49 @@ struct ExitFlush {
 };
 ExitFlush g_exit_flush;
 
+// Sessions whose last communicator was finalized. A callback on another thread (NCCL's proxy
+// thread may still report after finalize) can have loaded the session just before it was
+// unpublished: it is freed, with its pools, only once such a callback is long out of it (the
+// grace period of a finalized communicator's pools). At most kMaxRetiredSessions wait, so that a
+// job that starts and ends sessions in a loop keeps its memory bounded. Under g_lifecycle.
+struct RetiredSession {
+  Session* session;
+  uint64_t retired_ns;
+};
+// Never destroyed: at exit a retired session stays reachable, as the session closed at exit does.
+std::deque<RetiredSession>& g_retired_sessions = *new std::deque<RetiredSession>;
+constexpr size_t kMaxRetiredSessions = 4;
+
+void FreeSession(Session* s) {
+  FreeRetiredPools(s, UINT64_MAX);
+  for (auto& p : s->context_storage[kForeignContext].pools) delete p.load();
+  delete s;
+}
+
+// Frees the retired sessions past their grace period; when too many wait, waits out the oldest.
+void FreeRetiredSessions() {
+  while (!g_retired_sessions.empty()) {
+    const RetiredSession& oldest = g_retired_sessions.front();
+    const uint64_t free_at = oldest.retired_ns + kRetireGraceNs;
+    const uint64_t now = NowMonotonicNs();
+    if (now < free_at) {
+      if (g_retired_sessions.size() < kMaxRetiredSessions) return;
+      const uint64_t wait = free_at - now;
+      const timespec pause = {static_cast<time_t>(wait / 1000000000ull), static_cast<long>(wait % 1000000000ull)};
+      nanosleep(&pause, nullptr);
+    }
+    FreeSession(oldest.session);
+    g_retired_sessions.pop_front();
+  }
+}
+
+void RetireSession(Session* s) {
+  g_retired_sessions.push_back({s, NowMonotonicNs()});
+  FreeRetiredSessions();
+}
+
 ncclResult_t InitLocked(void** context, const InitArgs& a) {
+  FreeRetiredSessions();
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr) {
     s = StartSession(a);
@@ -303,9 +362,7 @@ ncclResult_t CoreFinalize(void* context) {
   WritePendingNotices(s);
   g_session.store(nullptr, std::memory_order_release);
   CloseSession(s);
-  FreeRetiredPools(s, UINT64_MAX);
-  for (auto& p : s->context_storage[kForeignContext].pools) delete p.load();
-  delete s;
+  RetireSession(s);
   return ncclSuccess;
 }
 

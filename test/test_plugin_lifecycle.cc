@@ -189,6 +189,26 @@ TEST_F(LifecycleTest, ForkedChildDoesNothingAndNeverHangs) {
   }
 }
 
+// Regression: a child forked while another thread's finalize exported (holding the plugin's
+// lock) hung for good at its own init, finalize or exit: its copy of the lock stayed locked.
+TEST_F(LifecycleTest, AChildForkedDuringAnExportNeverHangs) {
+  std::string trace = dir_ + "/exporting.json";
+  ProcessOutput r = RunProcess(Driver(), {PluginPath(), "fork-in-export"}, Env(trace), dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("child exited 0"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(CollSeqs(ExpectValidTrace(trace)).size(), 20000u) << "the parent's trace is whole";
+}
+
+// Regression: in flight mode a forked child that crashed wrote the parent's crash dump (the
+// parent's ring, under the parent's name), which then blocked the parent's own.
+TEST_F(LifecycleTest, AForkedChildThatCrashesWritesNoCrashDump) {
+  std::string trace = dir_ + "/flight.json";
+  ProcessOutput r = RunProcess(Driver(), {PluginPath(), "fork-abort"}, Env(trace, {"KATRACE_MODE=flight"}), dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("child ended by signal 6"), std::string::npos) << r.out;
+  for (const std::string& f : FilesIn(dir_)) EXPECT_EQ(f.find(".crash"), std::string::npos) << "a crash dump: " << f;
+}
+
 TEST_F(LifecycleTest, ChurnedCommunicatorsAreAllProfiledInBoundedMemory) {
   std::string trace = dir_ + "/churn.json";
   ProcessOutput r = RunProcess(Driver(), {PluginPath(), "churn", "1200"}, Env(trace), dir_);

@@ -2,6 +2,8 @@
 // stale handles and double stops, foreign-process proxy ops, concurrent init and finalize in any
 // order, a mask changed while running, and many threads at once. None may crash, hang, leak a
 // slot or corrupt another event.
+#include <string.h>
+#include <stdarg.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -300,6 +302,49 @@ TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
   const std::string kept = dir_ + "/trace.json.kspool";
   const std::string kept_with_pid = dir_ + "/trace.json." + std::to_string(getpid()) + ".kspool";
   EXPECT_TRUE(access(kept.c_str(), F_OK) == 0 || access(kept_with_pid.c_str(), F_OK) == 0) << "the spool was not kept";
+}
+
+// NCCL's logger, as a callback reaches it: the one warning this test causes holds its thread
+// inside the plugin until released.
+std::atomic<bool> g_logger_entered{false}, g_logger_release{false};
+void PausingLogger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
+  char message[512];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  if (level != NCCL_LOG_WARN || strstr(message, "pool") == nullptr) return;
+  g_logger_entered.store(true);
+  for (int i = 0; i < 5000 && !g_logger_release.load(); ++i) usleep(1000);
+}
+
+// Regression: the last finalize freed the session while a callback on another thread (NCCL's
+// proxy thread may still report then) was inside the plugin with it: a use after free (ASan
+// names it; a plain build read freed memory). The session now outlives such a callback.
+TEST_F(RobustnessTest, ACallbackStillInsideWhenTheLastFinalizeComesUsesNoFreedSession) {
+  setenv("KATRACE_POOL_KERNEL_CH", "1", 1);
+  void* ctx = nullptr;
+  int mask = 0;
+  ASSERT_EQ(v6().init(&ctx, 17, &mask, "pause", 1, 1, 0, PausingLogger), ncclSuccess);
+  unsetenv("KATRACE_POOL_KERNEL_CH");
+  void* coll = nullptr;
+  auto cd = CollDescr(nullptr, "AllReduce", 0, 1024, 2);
+  v6().startEvent(ctx, &coll, &cd);
+  v6().stopEvent(coll);
+  void* first = nullptr;
+  auto k0 = KernelChDescr(coll, 0, GpuNow());
+  v6().startEvent(ctx, &first, &k0);  // takes the pool's one slot
+  std::thread proxy([&] {
+    void* second = nullptr;
+    auto k1 = KernelChDescr(coll, 1, GpuNow());
+    v6().startEvent(ctx, &second, &k1);  // the pool is full: warns, and the logger holds it here
+  });
+  for (int i = 0; i < 5000 && !g_logger_entered.load(); ++i) usleep(1000);
+  ASSERT_TRUE(g_logger_entered.load()) << "the full pool's warning never reached the logger";
+  v6().finalize(ctx);  // the last communicator: the session ends while the callback is inside
+  g_logger_release.store(true);
+  proxy.join();
+  EXPECT_EQ(Footer(ExpectValidTrace(trace_path_))["drops"]["KernelCh"], 1);
 }
 
 // Regression: a summary file that could not be written was said only when the trace failed too.

@@ -64,7 +64,12 @@ void OnFatalSignal(int sig, siginfo_t*, void*) {
   const int saved_errno = errno;
   Armed* a = g_armed.load(std::memory_order_acquire);
   int i = IndexOf(sig);
-  if (a != nullptr && i >= 0) {
+  // A child forked from the process that armed the handlers carries them, and the parent's ring:
+  // a dump from it would be the parent's, under the parent's name (taking the name the parent's
+  // own crash dump needs). It only passes the signal on.
+  if (a != nullptr && a->setup.os_pid != static_cast<uint64_t>(getpid())) {
+    if (i >= 0) sigaction(sig, &a->previous[i], nullptr);
+  } else if (a != nullptr && i >= 0) {
     int idle = 0;
     if (g_dump_state.compare_exchange_strong(idle, 1)) {
       a->setup.frozen_ring->Freeze();
