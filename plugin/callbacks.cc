@@ -53,12 +53,18 @@ void HandleDrainReport(Session* s, const ncclProfilerKernelStepDescr_t& d) {
 }
 
 // An event for a communicator that was already finalized (NCCL's shared proxy thread can still
-// report for it) cannot be recorded: it is counted as lost against its kind, never ignored.
+// report for it), or that could not be profiled (more live ones than the plugin holds), cannot be
+// recorded: it is counted as lost against its kind, never ignored.
 void CountIfFinalized(Session* s, void* context, Kind kind) {
   uint32_t index = 0;
   uint64_t serial = 0;
-  if (context == nullptr || !DecodeContext(context, &index, &serial) || index == kForeignContext ||
-      index >= kMaxContexts || serial == 0 ||
+  if (context == nullptr || !DecodeContext(context, &index, &serial)) return;
+  if (index == kForeignContext && serial == kUnprofiledSerial) {
+    // A communicator beyond the live ones the plugin holds: said once at its init.
+    s->counters.dropped[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (index == kForeignContext || index >= kMaxContexts || serial == 0 ||
       s->context_storage[index].retired_serial.load(std::memory_order_relaxed) != serial) {
     return;
   }

@@ -41,6 +41,7 @@ Context* TakeContextSlot(Session* s) {
       std::lock_guard<std::mutex> lock(s->retire_mu);
       over_budget = s->retired_bytes > kRetiredBudgetBytes;
     }
+    bool retiring = false;  // a finalized communicator's slot that becomes free after its grace
     if (!over_budget) {
       for (uint32_t i = 1; i < kMaxContexts; ++i) {
         Context* c = &s->context_storage[i];
@@ -48,7 +49,11 @@ Context* TakeContextSlot(Session* s) {
           c->reusable.store(false, std::memory_order_relaxed);
           return c;
         }
+        retiring = retiring || c->finalized.load(std::memory_order_relaxed);
       }
+      // Every slot holds a live communicator: waiting frees none (and would hold every other
+      // init and finalize behind the lock).
+      if (!retiring) return nullptr;
     }
     usleep(10 * 1000);
     FreeRetiredPools(s, NowMonotonicNs() - kRetireGraceNs);
@@ -81,7 +86,9 @@ ncclResult_t OpenContext(Session* s, const InitArgs& a, void** context) {
   if (ctx == nullptr) {
     static std::atomic<bool> warned{false};
     WarnOnce(&warned, "more than " + std::to_string(kMaxContexts - 1) +
-                          " live communicators; further ones are not profiled, the job goes on");
+                          " live communicators; further ones are not profiled (their events are counted as "
+                          "dropped), the job goes on");
+    *context = UnprofiledContext();
     return ncclSuccess;
   }
   ctx->serial = s->next_serial++;

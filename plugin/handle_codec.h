@@ -84,6 +84,12 @@ inline bool IsContextValue(const void* context) {
   return (reinterpret_cast<uint64_t>(context) >> 60) == kContextMagic;
 }
 
+// The context value of a communicator that could not be profiled (every slot held a live one):
+// slot 0, which no communicator of ours has, with a serial no communicator reaches. Its events are
+// counted as dropped.
+constexpr uint64_t kUnprofiledSerial = kContextSerialMask;
+inline void* UnprofiledContext() { return EncodeContext(0, kUnprofiledSerial); }
+
 inline bool DecodeContext(const void* context, uint32_t* slot, uint64_t* serial) {
   uint64_t v = reinterpret_cast<uint64_t>(context);
   if ((v >> 60) != kContextMagic) return false;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 #include <vector>
@@ -345,6 +346,28 @@ TEST_F(RobustnessTest, ACallbackStillInsideWhenTheLastFinalizeComesUsesNoFreedSe
   g_logger_release.store(true);
   proxy.join();
   EXPECT_EQ(Footer(ExpectValidTrace(trace_path_))["drops"]["KernelCh"], 1);
+}
+
+// Regression: each init beyond the live communicators the plugin holds waited 400 ms behind the
+// plugin's lock (holding every other init and finalize), and the events of such a communicator
+// vanished uncounted ("0 lost"). It is refused at once and its events are counted as dropped.
+TEST_F(RobustnessTest, ACommunicatorBeyondTheLiveOnesHeldIsCountedNotLost) {
+  std::vector<void*> held;
+  for (uint64_t i = 0; i < 1023; ++i) held.push_back(InitComm(0x10000 + i, 0, 1).ctx);
+  const auto before = std::chrono::steady_clock::now();
+  Comm extra = InitComm(0x20000, 0, 1);
+  const auto waited = std::chrono::steady_clock::now() - before;
+  // It waited 40 rounds of 10 ms; now it waits for nothing (the bound leaves room for a slow run).
+  EXPECT_LT(waited, std::chrono::milliseconds(350)) << "an init with every slot live waits for nothing";
+  ASSERT_NE(extra.ctx, nullptr);
+  CollWithChannels(extra.ctx, nullptr, 0, 1);
+  CollWithChannels(held[0], nullptr, 1, 1);
+  v6().finalize(extra.ctx);
+  for (void* ctx : held) v6().finalize(ctx);
+  const auto footer = Footer(ExpectValidTrace(trace_path_));
+  EXPECT_EQ(footer["events"]["Coll"], 1);
+  EXPECT_EQ(footer["drops"]["Coll"], 1);
+  EXPECT_EQ(footer["drops"]["KernelCh"], 1);
 }
 
 // Regression: a summary file that could not be written was said only when the trace failed too.
