@@ -22,6 +22,7 @@ struct RecordedSlice {
   int track;
   int64_t ts, dur;
   std::map<std::string, int64_t> args;  // numbers and booleans
+  bool part = false;                     // SliceEvent::part
 };
 
 class RecordingEncoder : public TraceEncoder {
@@ -34,7 +35,7 @@ class RecordingEncoder : public TraceEncoder {
   }
   void Slice(const SliceEvent& s) override {
     EXPECT_EQ(track_name.count(s.track), 1u) << "slice before its track";
-    RecordedSlice r{std::string(s.name), std::string(s.category), s.track, s.ts, s.dur, {}};
+    RecordedSlice r{std::string(s.name), std::string(s.category), s.track, s.ts, s.dur, {}, s.part};
     for (size_t i = 0; i < s.nargs; ++i) {
       const Arg& a = s.args[i];
       r.args[std::string(a.key)] = a.type == ArgType::kInt || a.type == ArgType::kTime ? a.i : static_cast<int64_t>(a.u);
@@ -270,6 +271,52 @@ TEST(TraceLayoutTest, GpuStopBeforeStartIsFlaggedAndGpuSlicesStayInTheRun) {
   EXPECT_EQ(l->ts, 800);
   EXPECT_EQ(l->ts + l->dur, 1000000 + 1000000000);  // spool end + 1 s
   EXPECT_EQ(layout.outside_run(), 2u);
+}
+
+// A KernelStep whose stop precedes its transfer start (GPU stamp jitter) is drawn as the docs
+// say: zero length at its GPU start, without halves, not from its start up to the transfer start
+// (which could leave its collective's GPU extent).
+TEST(TraceLayoutTest, AKernelStepStoppedBeforeItsTransferStartIsZeroLengthAtItsStart) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent step = Event(Kind::kKernelStep, 1, 0, 0, 10);
+  step.gpu_start = 500;
+  step.gpu_ready = 700;
+  step.gpu_stop = 600;
+  step.flags = kEvGpuStopSeen;
+  Add(layout, step, static_cast<int64_t>(kBase));
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  const RecordedSlice* s = enc.ById(1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->args.at("gpu_stop_before_start"), 1);
+  EXPECT_EQ(s->ts, 500);
+  EXPECT_EQ(s->dur, 0);
+  EXPECT_EQ(s->args.count("host_timed"), 0u);
+  EXPECT_TRUE(enc.OfCat("KernelStepWait").empty());
+  EXPECT_TRUE(enc.OfCat("KernelStepTransfer").empty());
+}
+
+// The halves of a zero-length KernelStep are handed on as its parts (SliceEvent::part), right
+// after it: protobuf then keeps them inside it, side by side.
+TEST(TraceLayoutTest, KernelStepHalvesAreMarkedAsItsParts) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent step = Event(Kind::kKernelStep, 1, 0, 0, 10);
+  step.gpu_start = step.gpu_ready = step.gpu_stop = 500;
+  step.flags = kEvGpuStopSeen;
+  Add(layout, step, static_cast<int64_t>(kBase));
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  ASSERT_EQ(enc.slices.size(), 3u);
+  EXPECT_EQ(enc.slices[0].cat, "KernelStep");
+  EXPECT_FALSE(enc.slices[0].part);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_TRUE(enc.slices[i].part) << enc.slices[i].cat;
+    EXPECT_EQ(enc.slices[i].ts, 500);
+    EXPECT_EQ(enc.slices[i].dur, 0);
+    EXPECT_EQ(enc.slices[i].track, enc.slices[0].track);
+  }
 }
 
 TEST(TraceLayoutTest, EachRanksEventsAreOnItsOwnPid) {

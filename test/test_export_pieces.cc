@@ -22,8 +22,10 @@
 #include "plugin/export/json_buffer.h"
 #include "plugin/export/json_out.h"
 #include "plugin/export/output_sink.h"
+#include "plugin/export/perfetto_encoder.h"
 #include "plugin/export/start_order_queue.h"
 #include "plugin/export/write_behind.h"
+#include "common/perfetto_wire.h"
 #include "test/support/trace_validation.h"
 
 namespace katrace {
@@ -318,6 +320,102 @@ TEST(ExportChromeJsonEncoder, StringsThatNeedEscapingTakeTheGeneralPath) {
   ASSERT_FALSE(b.is_null());
   EXPECT_EQ(b["args"]["func"], "odd \"func\"\n");
   EXPECT_DOUBLE_EQ(b["dur"].get<double>(), 2.0);
+}
+
+// The slice types (BEGIN 'B', END 'E') of a .pftrace's TrackEvents, in packet order: a walk over
+// the wire format that needs no schema (every field is skipped but the few it looks into).
+std::string SliceTypes(const std::string& bytes) {
+  namespace pf = pftrace;
+  struct Field {
+    uint32_t number;
+    uint64_t varint;
+    std::string_view bytes;
+  };
+  auto fields = [](std::string_view m) {
+    std::vector<Field> out;
+    size_t i = 0;
+    auto varint = [&](uint64_t* v) {
+      *v = 0;
+      for (int shift = 0; i < m.size() && shift < 64; shift += 7) {
+        const uint8_t b = static_cast<uint8_t>(m[i++]);
+        *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) return true;
+      }
+      return false;
+    };
+    uint64_t tag = 0;
+    while (i < m.size() && varint(&tag)) {
+      Field f{static_cast<uint32_t>(tag >> 3), 0, {}};
+      const uint32_t type = static_cast<uint32_t>(tag & 7);
+      if (type == pf::kVarint) {
+        if (!varint(&f.varint)) break;
+      } else if (type == pf::kLengthDelimited) {
+        uint64_t n = 0;
+        if (!varint(&n) || n > m.size() - i) break;
+        f.bytes = m.substr(i, n);
+        i += n;
+      } else {
+        i += type == pf::kFixed64 ? 8 : 4;
+      }
+      out.push_back(f);
+    }
+    return out;
+  };
+  std::string types;
+  for (const Field& packet : fields(bytes)) {
+    if (packet.number != pf::kTracePacket) continue;
+    for (const Field& event : fields(packet.bytes)) {
+      if (event.number != pf::packet::kTrackEvent) continue;
+      for (const Field& f : fields(event.bytes)) {
+        if (f.number != pf::event::kType) continue;
+        if (f.varint == pf::kTypeSliceBegin) types += 'B';
+        if (f.varint == pf::kTypeSliceEnd) types += 'E';
+      }
+    }
+  }
+  return types;
+}
+
+std::string EncodePerfetto(const std::vector<SliceEvent>& slices) {
+  const std::string path = "/tmp/katrace_pf_test_" + std::to_string(getpid()) + ".pftrace";
+  OutputSink sink;
+  EXPECT_TRUE(sink.Open(path, false));
+  {
+    WriteBehind writer(&sink, false);
+    PerfettoEncoder enc(&writer);
+    TraceProcess p;
+    p.ranks.push_back(TraceRank{3, 3, 3, 0, "rank 3"});
+    enc.Begin(p);
+    enc.Track(TrackInfo{1, 3, "t", "t", 0, 0});
+    for (const SliceEvent& s : slices) enc.Slice(s);
+    enc.End(TraceTotals());
+  }
+  EXPECT_TRUE(sink.Commit());
+  std::string bytes = ReadFile(path);
+  unlink(path.c_str());
+  return bytes;
+}
+
+// A zero-length KernelStep and its two zero-length halves: Perfetto nests by BEGIN/END order,
+// so the step's END waits for its parts and the wait ends before the transfer begins (before,
+// the step closed first and all three were siblings). A slice that is no part still closes
+// what ends at its start.
+TEST(ExportPerfettoEncoder, AZeroLengthEventHoldsItsZeroLengthPartsSideBySide) {
+  SliceEvent step{"Send", "KernelStep", 1, 1000, 0, nullptr, 0};
+  SliceEvent wait{"Send wait", "KernelStepWait", 1, 1000, 0, nullptr, 0};
+  wait.part = true;
+  SliceEvent transfer{"Send transfer", "KernelStepTransfer", 1, 1000, 0, nullptr, 0};
+  transfer.part = true;
+  SliceEvent next{"Send", "KernelStep", 1, 1000, 0, nullptr, 0};
+  SliceEvent later{"Send", "KernelStep", 1, 2000, 5, nullptr, 0};
+  EXPECT_EQ(SliceTypes(EncodePerfetto({step, wait, transfer, next, later})), "BBEBEEBEBE");
+  // Halves with lengths: the wait's END at the transfer's start comes first, as before.
+  SliceEvent step2{"Send", "KernelStep", 1, 1000, 20, nullptr, 0};
+  SliceEvent wait2{"Send wait", "KernelStepWait", 1, 1000, 5, nullptr, 0};
+  wait2.part = true;
+  SliceEvent transfer2{"Send transfer", "KernelStepTransfer", 1, 1005, 15, nullptr, 0};
+  transfer2.part = true;
+  EXPECT_EQ(SliceTypes(EncodePerfetto({step2, wait2, transfer2})), "BBEBEE");
 }
 
 // Many pieces through the write-behind thread arrive whole and in order; after Finish the

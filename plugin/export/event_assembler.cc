@@ -282,10 +282,17 @@ void EventAssembler::Complete(uint32_t idx) {
     // A GPU child widens its parent's GPU extent before letting the parent complete.
     if (parent != kNone && IsGpuKind(e.kind) && (e.flags & kEvGpuStopSeen)) {
       uint64_t begin = e.kind == Kind::kKernelStep && e.gpu_start == 0 ? e.gpu_ready : e.gpu_start;
-      if (begin != 0 && e.gpu_stop >= begin) {
+      uint64_t end = e.gpu_stop;
+      if (e.kind == Kind::kKernelStep && e.gpu_stop < e.gpu_ready) {
+        // Its stop precedes its transfer start: the step is drawn with zero length where it
+        // begins (gpu_placement.cc), which its collective's extent must hold too.
+        begin = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start ? e.gpu_start : e.gpu_ready;
+        end = begin;
+      }
+      if (begin != 0 && end >= begin) {
         Live& p = pool_[parent];
         if (begin < p.gpu_min) p.gpu_min = begin;
-        if (e.gpu_stop > p.gpu_max) p.gpu_max = e.gpu_stop;
+        if (end > p.gpu_max) p.gpu_max = end;
       }
     }
     ++counts_.events;

@@ -301,9 +301,20 @@ GpuSpan GpuPlacement::PlaceAt(const AssembledEvent& e, int64_t offset) const {
       s.has_wait = e.gpu_start != 0 && e.gpu_ready >= e.gpu_start;
       const uint64_t begin_gpu = s.has_wait ? e.gpu_start : e.gpu_ready;
       s.stop_before_start = stop_seen && e.gpu_stop < e.gpu_ready;
-      const uint64_t stop_gpu = stop_seen && !s.stop_before_start ? e.gpu_stop : e.gpu_ready;
       bool start_out = false, ready_out = false, stop_out = false;
       s.start = ToHost(begin_gpu, offset, &start_out);
+      if (s.stop_before_start) {
+        // As a KernelCh: zero length at its GPU start. Drawn up to the transfer start it would
+        // claim a wait the stamps do not bound, and could leave its collective's GPU extent,
+        // which counts it at that start alone (event_assembler.cc). Stamps that contradict
+        // each other divide nothing: no halves.
+        s.ready = s.end = s.start;
+        s.clamped = start_out;
+        s.host_timed = start_out;
+        s.has_wait = false;
+        break;
+      }
+      const uint64_t stop_gpu = stop_seen ? e.gpu_stop : e.gpu_ready;
       s.ready = ToHost(e.gpu_ready, offset, &ready_out);
       s.end = ToHost(stop_gpu, offset, &stop_out);
       s.clamped = start_out || ready_out || stop_out;

@@ -415,8 +415,14 @@ void PerfettoEncoder::Annotations(const Arg* args, size_t n) {
   for (size_t i = 0; i < n; ++i) Annotation(args[i]);
 }
 
-void PerfettoEncoder::CloseEndsUpTo(int64_t ts) {
-  while (!ends_.empty() && ends_.top().ts <= ts) {
+void PerfettoEncoder::CloseEndsUpTo(int64_t ts, uint64_t hold) {
+  // At equal times the later-begun END comes first: a part begun after the held slice (a
+  // zero-length sibling) closes before the next part begins; the held slice and what was begun
+  // before it wait until time passes them.
+  auto due = [&](const PendingEnd& e) {
+    return e.ts < ts || (e.ts == ts && (hold == kNoHold || e.order > hold));
+  };
+  while (!ends_.empty() && due(ends_.top())) {
     const PendingEnd end = ends_.top();
     ends_.pop();
     // TrackEvent { type: SLICE_END, track_uuid }: a few bytes, encoded here.
@@ -482,7 +488,11 @@ void PerfettoEncoder::WriteEventPacket(int64_t ts, const uint8_t* event, size_t 
 
 void PerfettoEncoder::Slice(const SliceEvent& s) {
   MaybeClearState();
-  CloseEndsUpTo(s.ts);
+  // A part lies inside its event even where both have zero length at one time: the event's END
+  // waits for its parts' (Perfetto nests by BEGIN/END order, so closing it first would make the
+  // parts its siblings).
+  CloseEndsUpTo(s.ts, s.part ? owner_ : kNoHold);
+  if (!s.part) owner_ = begun_;
   event_.clear();
   event_.Varint(pf::event::kType, pf::kTypeSliceBegin);
   event_.Varint(pf::event::kTrackUuid, static_cast<uint64_t>(s.track));

@@ -78,7 +78,10 @@ class PerfettoEncoder : public TraceEncoder {
   // interned for it. Every event calls CloseEndsUpTo(ts) before it builds its TrackEvent, so the
   // ENDs that time passes come first.
   void WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size);
-  void CloseEndsUpTo(int64_t ts);
+  // |hold|: the begin order of a slice whose END at |ts| must stay open (a part's event: its
+  // parts come next), with every END at |ts| begun before it; kNoHold closes all up to |ts|.
+  static constexpr uint64_t kNoHold = UINT64_MAX;
+  void CloseEndsUpTo(int64_t ts, uint64_t hold = kNoHold);
   void StatePacket();
   void MaybeClearState();
   void DescriptorPacket(const ProtoBytes& descriptor);
@@ -105,6 +108,7 @@ class PerfettoEncoder : public TraceEncoder {
   uint64_t state_bytes_ = 0;  // written since the state was last cleared
   uint64_t reset_bytes_ = kDefaultResetBytes;
   uint64_t begun_ = 0;
+  uint64_t owner_ = kNoHold;  // the begin order of the last slice that was not a part
   std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<PendingEnd>> ends_;
 
   // The interned strings, in stable storage, and per table a map from their text to their iid.

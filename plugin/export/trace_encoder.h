@@ -50,6 +50,10 @@ struct SliceEvent {
   // decides both ends together, so an id given here always gets its other end (0: none).
   uint64_t flow_out = 0;
   uint64_t flow_in = 0;
+  // A part (a ProxyStep state, a KernelStep half) of the event slice written just before its
+  // parts, on the same track: at equal times it is inside that slice, never after it, which only
+  // a format that closes slices itself (protobuf's BEGIN/END) needs told.
+  bool part = false;
 };
 
 // One track, announced before its first slice. Things that can overlap are spread over lanes:

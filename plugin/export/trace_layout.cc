@@ -296,13 +296,13 @@ void TraceLayout::Place(const Pending& p) {
 // ---- Writing ----
 
 void TraceLayout::Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args,
-                       size_t n, uint64_t flow_out, uint64_t flow_in) {
+                       size_t n, uint64_t flow_out, uint64_t flow_in, bool part) {
   int64_t ts = Rel(start), dur = Dur(start, stop);
   // Garbage ticks can put a host slice's end past 2^62 ns (146 years) from the base, where
   // ts + dur no longer fits a signed 64-bit ns count in readers; such an end is cut there.
   constexpr int64_t kMaxEnd = int64_t{1} << 62;
   if (dur > 0 && ts >= 0 && dur > kMaxEnd - ts) dur = ts >= kMaxEnd ? 0 : kMaxEnd - ts;
-  enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n, flow_out, flow_in});
+  enc_->Slice(SliceEvent{name, cat, tid, ts, dur, args, n, flow_out, flow_in, part});
 }
 
 // A recorded event's own slice: its kind's name rule and arguments (kind_args.h).
@@ -338,7 +338,9 @@ void TraceLayout::ProxyStepStates(const Pending& p, int tid) {
   Arg* owner = args.a;
   const size_t n = AppendArgs(kProxyStepStateArgs, sizeof(kProxyStepStateArgs) / sizeof(kProxyStepStateArgs[0]),
                               ArgContext{e, process_.base_monotonic_ns, nullptr}, owner);
-  for (size_t i = 0; i < p.nparts; ++i) Emit(parts[i].name, parts[i].cat, tid, parts[i].start, parts[i].end, owner, n);
+  for (size_t i = 0; i < p.nparts; ++i) {
+    Emit(parts[i].name, parts[i].cat, tid, parts[i].start, parts[i].end, owner, n, 0, 0, true);
+  }
 }
 
 // The wait (when measured) and transfer (unless abandoned) halves, in Perfetto's order.
@@ -360,7 +362,9 @@ void TraceLayout::KernelStepHalves(const Pending& p, int tid) {
   Arg* owner = args.a;
   const size_t n = AppendArgs(kKernelStepPartArgs, sizeof(kKernelStepPartArgs) / sizeof(kKernelStepPartArgs[0]),
                               ArgContext{e, process_.base_monotonic_ns, nullptr}, owner);
-  for (size_t k = 0; k < np; ++k) Emit(parts[k].name, parts[k].cat, tid, parts[k].start, parts[k].end, owner, n);
+  for (size_t k = 0; k < np; ++k) {
+    Emit(parts[k].name, parts[k].cat, tid, parts[k].start, parts[k].end, owner, n, 0, 0, true);
+  }
 }
 
 void TraceLayout::Counters(uint64_t host_ns, const uint64_t drops[kKindCount], const DrainCounters& drain, bool force) {

@@ -126,7 +126,7 @@ class TraceLayout {
   int SortBase(const TrackKey& key);
 
   void Emit(std::string_view name, std::string_view cat, int tid, uint64_t start, uint64_t stop, const Arg* args, size_t n,
-            uint64_t flow_out = 0, uint64_t flow_in = 0);
+            uint64_t flow_out = 0, uint64_t flow_in = 0, bool part = false);
   void EventSlice(const Pending& p, int tid);
   void GpuExtent(const Pending& p, int tid);
   void ProxyStepStates(const Pending& p, int tid);
