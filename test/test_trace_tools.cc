@@ -561,6 +561,49 @@ TEST_F(TraceToolsTest, MergeSelectsRanksTimeAndKinds) {
   EXPECT_EQ(RunTool("katrace-merge", "--kinds Bogus -o x.json" + Join(job)).exit_code, 2);
 }
 
+// --kinds keeps a CollGpu slice with its collective's kind (a P2p's, named Send or Recv, with
+// p2p), and JSON drops an arrow whose slice at one end was left out, both halves, as protobuf
+// does: a lone half would bind to whatever slice is open at its time.
+TEST_F(TraceToolsTest, MergeKindsKeepAP2psGpuExtentWithP2pAndArrowsOnlyWithBothSlices) {
+  const fs::path spool = dir_ / "sim_all_kinds.kspool";
+  fs::copy_file(TestDataDir() / "spools/sim_all_kinds.kspool", spool);
+  const std::string in = (dir_ / "all.json").string();
+  ToolResult r = RunTool("katrace-export", "--keep-spool --quiet " + spool.string() + " -o " + in);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  struct Kept {
+    std::set<std::string> coll_gpu;  // names of the CollGpu slices
+    int starts = 0, ends = 0;
+  };
+  int merges = 0;
+  auto merge = [&](const std::string& kinds) {
+    const std::string out = (dir_ / ("kinds" + std::to_string(++merges) + ".json")).string();
+    ToolResult m = RunTool("katrace-merge", "-q --kinds " + kinds + " -o " + out + " " + in);
+    EXPECT_EQ(m.exit_code, 0) << kinds << ": " << m.output;
+    ToolResult check = RunTool("katrace-check", out);
+    EXPECT_EQ(check.exit_code, 0) << kinds << ": " << check.output;
+    EXPECT_EQ(check.output.find("[flow]"), std::string::npos) << kinds << ": " << check.output;
+    Kept k;
+    for (const Json& e : ReadTraceFile(out).events) {
+      if (e.value("cat", "") == "CollGpu") k.coll_gpu.insert(e.value("name", ""));
+      k.starts += e.value("ph", "") == "s";
+      k.ends += e.value("ph", "") == "f";
+    }
+    return k;
+  };
+  const Kept coll = merge("coll,flow");
+  EXPECT_EQ(coll.coll_gpu, (std::set<std::string>{"AllGather", "AllReduce", "ReduceScatter"}));
+  EXPECT_EQ(coll.starts, 18);  // one arrow per Coll, none of the P2ps'
+  EXPECT_EQ(coll.ends, 18);
+  const Kept p2p = merge("p2p,flow");
+  EXPECT_EQ(p2p.coll_gpu, (std::set<std::string>{"Send", "Recv"}));
+  EXPECT_EQ(p2p.starts, 24);
+  EXPECT_EQ(p2p.ends, 24);
+  // The GPU ends alone: no arrow has its host slice.
+  const Kept gpu_only = merge("collgpu,flow");
+  EXPECT_EQ(gpu_only.starts, 0);
+  EXPECT_EQ(gpu_only.ends, 0);
+}
+
 TEST_F(TraceToolsTest, MergeReadsAndWritesGzip) {
   const std::vector<std::string> job = WriteJob(3, ".json.gz");
   const std::string out = (dir_ / "merged.json.gz").string();

@@ -12,11 +12,17 @@ bool EventSelection::InWindow(int64_t start_ns, int64_t end_ns) const {
   return true;
 }
 
-bool EventSelection::Keep(char ph, const std::string& cat, int64_t start_ns,
-                          int64_t end_ns) const {
+bool EventSelection::Keep(char ph, const std::string& cat, const std::string& name,
+                          int64_t start_ns, int64_t end_ns) const {
   switch (ph) {
     case 'M': return true;
-    case 'X': return KeepsKind(cat) && InWindow(start_ns, end_ns);
+    case 'X':
+      // A P2p's GPU extent is drawn as CollGpu too (named as its P2p, by direction): it goes
+      // with its P2p, so that p2p keeps all of a P2p and coll nothing of it.
+      if (cat == "CollGpu" && (name == "Send" || name == "Recv")) {
+        return KeepsKind("P2p") && InWindow(start_ns, end_ns);
+      }
+      return KeepsKind(cat) && InWindow(start_ns, end_ns);
     case 's': case 't': case 'f': return KeepsKind("flow") && InWindow(start_ns, end_ns);
     case 'C': return KeepsKind("counter") && InWindow(start_ns, end_ns);
     case 'i': case 'I': return KeepsKind("instant") && InWindow(start_ns, end_ns);

@@ -1,7 +1,8 @@
 // Which events of a rank go into the merged trace: rank list, time window (on the merged
 // timeline) and kinds. Slices are kept when they overlap the window, not clipped, so nesting
 // survives: a kept child's parent overlaps the window too. Flows are kept in pairs only (see
-// FlowWindow), so the output never holds half an arrow.
+// FlowWindow), so the output never holds half an arrow, and only where --kinds kept the slices at
+// both ends (FlowPlan, pftrace_merge_writer.h).
 #ifndef KATRACE_TOOLS_MERGE_EVENT_SELECTION_H_
 #define KATRACE_TOOLS_MERGE_EVENT_SELECTION_H_
 
@@ -21,9 +22,11 @@ class EventSelection {
   bool KeepRank(int64_t pid) const { return options_.ranks.Contains(pid); }
   bool has_window() const { return options_.from_ns.has_value() || options_.to_ns.has_value(); }
   bool KeepsFlows() const { return KeepsKind("flow"); }
-  // |ph| and |cat| of the event; the span [start, end] on the merged timeline (end = start for
-  // points). Metadata always passes.
-  bool Keep(char ph, const std::string& cat, int64_t start_ns, int64_t end_ns) const;
+  // |ph|, |cat| and |name| of the event; the span [start, end] on the merged timeline (end =
+  // start for points). Metadata always passes. A CollGpu slice follows the kind of its
+  // collective: a P2p's (named Send or Recv, as P2p slices are) is kept with p2p, not coll.
+  bool Keep(char ph, const std::string& cat, const std::string& name, int64_t start_ns,
+            int64_t end_ns) const;
   bool InWindow(int64_t start_ns, int64_t end_ns) const;
 
  private:

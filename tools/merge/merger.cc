@@ -131,7 +131,7 @@ class FlowPlanPass : public TraceVisitor {
     if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !selection_.KeepRank(pid) ||
         tid_value == nullptr || !AsUint64(*tid_value, &tid) ||
         !rewriter_.MergedSpan(json, &start, &end) ||
-        !selection_.Keep(ph[0], StringField(json, "cat"), start, end)) {
+        !selection_.Keep(ph[0], StringField(json, "cat"), StringField(json, "name"), start, end)) {
       return true;
     }
     if (ph == "X") {
@@ -150,10 +150,11 @@ class FlowPlanPass : public TraceVisitor {
 
 class WritePass : public TraceVisitor {
  public:
+  // |plan|: for a JSON output, the flows whose slices at both ends are kept (null: all flows).
   WritePass(const EventSelection& selection, const EventRewriter& rewriter,
-            const FlowWindow* window, OutputFile* out, bool* first_event, SizeWarning* size,
-            EventRewriter::PidMap pid_of, PftraceMergeWriter* pftrace)
-      : selection_(selection), rewriter_(rewriter), window_(window), out_(out),
+            const FlowWindow* window, const FlowPlan* plan, OutputFile* out, bool* first_event,
+            SizeWarning* size, EventRewriter::PidMap pid_of, PftraceMergeWriter* pftrace)
+      : selection_(selection), rewriter_(rewriter), window_(window), plan_(plan), out_(out),
         first_event_(first_event), size_(size), pid_of_(std::move(pid_of)), pftrace_(pftrace) {}
 
   void OnFormat(TraceFileFormat format) override { unusable_times_.SetFormat(format); }
@@ -180,10 +181,17 @@ class WritePass : public TraceVisitor {
       unusable_times_.Add(event, "its span is out of range once moved onto the merged timeline");
       return true;
     }
-    if (!selection_.Keep(phase, StringField(json, "cat"), start, end)) return true;
+    if (!selection_.Keep(phase, StringField(json, "cat"), StringField(json, "name"), start, end)) {
+      return true;
+    }
     if ((phase == 's' || phase == 'f') && window_ != nullptr) {
       uint64_t key = 0;
       if (!FlowKeyOf(json, &key) || !window_->Contains(key)) return true;
+    }
+    if ((phase == 's' || phase == 'f') && plan_ != nullptr) {
+      // Half an arrow whose slice --kinds left out would bind to whatever slice is open there.
+      const Json* id = Field(json, "id");
+      if (id == nullptr || !plan_->Drawn(rewriter_.FlowId(*id))) return true;
     }
     if (pftrace_ != nullptr) {
       // The protobuf writer puts flows on their slices (its plan pairs them) and orders the
@@ -229,6 +237,7 @@ class WritePass : public TraceVisitor {
   const EventSelection& selection_;
   const EventRewriter& rewriter_;
   const FlowWindow* window_;
+  const FlowPlan* plan_;
   OutputFile* out_;
   bool* first_event_;
   SizeWarning* size_;
@@ -381,21 +390,26 @@ int RunMerge(const MergeOptions& options) {
     EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of);
     FlowWindow window;
     FlowPlan plan;
-    const bool pair_flows = !protobuf && selection.has_window() && selection.KeepsFlows();
+    // Where --kinds may leave out the slice at one end of an arrow, JSON keeps only the arrows
+    // with both slices, as protobuf must (its arrows live on their slices): the same plan.
+    const bool plan_flows = selection.KeepsFlows() && (protobuf || options.kinds.has_value());
+    const bool pair_flows =
+        !protobuf && !plan_flows && selection.has_window() && selection.KeepsFlows();
+    if (plan_flows) {
+      FlowPlanPass pass(selection, rewriter, &plan);
+      ReadTrace(input.path, &pass, read_options);
+      plan.Seal();
+    }
     if (protobuf) {
-      if (selection.KeepsFlows()) {
-        FlowPlanPass pass(selection, rewriter, &plan);
-        ReadTrace(input.path, &pass, read_options);
-        plan.Seal();
-      }
       pftrace->BeginInput(&rewriter, &plan);
     } else if (pair_flows) {
       FlowWindowPass pass(selection, rewriter, &window);
       ReadTrace(input.path, &pass, read_options);
       window.Seal();
     }
-    WritePass pass(selection, rewriter, pair_flows ? &window : nullptr, &out, &first_event,
-                   &size_warning, pid_of, pftrace.get());
+    WritePass pass(selection, rewriter, pair_flows ? &window : nullptr,
+                   plan_flows && !protobuf ? &plan : nullptr, &out, &first_event, &size_warning,
+                   pid_of, pftrace.get());
     const ReadResult read = ReadTrace(input.path, &pass, read_options);
     if (protobuf) pftrace->EndInput();
     // What the reader or the merge left out of an input that otherwise reads whole: said once per
