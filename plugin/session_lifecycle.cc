@@ -282,8 +282,7 @@ struct RetiredSession {
   Session* session;
   uint64_t retired_ns;
 };
-// Never destroyed: at exit a retired session stays reachable, as the session closed at exit does.
-std::deque<RetiredSession>& g_retired_sessions = *new std::deque<RetiredSession>;
+std::deque<RetiredSession> g_retired_sessions;
 constexpr size_t kMaxRetiredSessions = 4;
 
 void FreeSession(Session* s) {
@@ -291,6 +290,25 @@ void FreeSession(Session* s) {
   for (auto& p : s->context_storage[kForeignContext].pools) delete p.load();
   delete s;
 }
+
+// When the library is unloaded (or the process exits) the sessions still retired are freed:
+// after an unload nothing could reach them. A callback that loaded one just before its last
+// finalize is out of it within microseconds; the oldest waits are cut to 10 ms here, so that a
+// job's exit does not wait out the full grace period.
+struct FreeRetiredSessionsAtUnload {
+  ~FreeRetiredSessionsAtUnload() {
+    constexpr uint64_t kLeastAgeNs = 10 * 1000 * 1000;
+    for (const RetiredSession& r : g_retired_sessions) {
+      const uint64_t now = NowMonotonicNs();
+      if (now < r.retired_ns + kLeastAgeNs) {
+        const timespec pause = {0, static_cast<long>(r.retired_ns + kLeastAgeNs - now)};
+        nanosleep(&pause, nullptr);
+      }
+      FreeSession(r.session);
+    }
+    g_retired_sessions.clear();
+  }
+} g_free_retired_sessions_at_unload;
 
 // Frees the retired sessions past their grace period; when too many wait, waits out the oldest.
 void FreeRetiredSessions() {
