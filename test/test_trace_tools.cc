@@ -390,6 +390,36 @@ TEST_F(TraceToolsTest, CheckReportsUnreadableFilesAndGoesOn) {
   EXPECT_NE(r.output.find("gzip stream is truncated"), std::string::npos) << r.output;
 }
 
+// zlib's gzread stops silently at bytes after the last gzip member; such bytes may be what is left
+// of a second trace written over the first. Two members are one gzip file, though.
+TEST_F(TraceToolsTest, BytesAfterAGzipStreamAreReportedNotIgnored) {
+  const std::string gz = ReadWholeFile(Put("whole.json.gz", valid_));
+  const std::string tail = (dir_ / "tail.json.gz").string();
+  std::ofstream(tail, std::ios::binary) << gz << "garbage!";
+  const ToolResult whole = RunTool("katrace-check", (dir_ / "whole.json.gz").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const ToolResult r = RunTool("katrace-check", tail);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("tail.json.gz: error: 8 bytes after the end of the gzip stream (from byte " +
+                          std::to_string(gz.size()) + ") are not gzip"),
+            std::string::npos)
+      << r.output;
+  // Every event was still read and checked.
+  const size_t ok = whole.output.find("OK: ");
+  ASSERT_NE(ok, std::string::npos) << whole.output;
+  const std::string events = whole.output.substr(ok + 4, whole.output.find(',', ok) - ok - 4);
+  EXPECT_NE(r.output.find("1 error, 0 warnings in " + events), std::string::npos) << r.output;
+  EXPECT_EQ(RunTool("katrace-stats", tail).exit_code, 1);
+
+  const size_t half = valid_.size() / 2;
+  const std::string first = ReadWholeFile(Put("first.json.gz", valid_.substr(0, half)));
+  const std::string second = ReadWholeFile(Put("second.json.gz", valid_.substr(half)));
+  const std::string members = (dir_ / "members.json.gz").string();
+  std::ofstream(members, std::ios::binary) << first << second;
+  const ToolResult joined = RunTool("katrace-check", members);
+  EXPECT_EQ(joined.exit_code, 0) << joined.output;
+}
+
 TEST_F(TraceToolsTest, CheckGivesTheSameAnswerWhenItsSortsSpillToDisk) {
   SyntheticRankOptions o = JobRank(0, 2);
   o.num_colls = 40;

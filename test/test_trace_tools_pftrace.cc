@@ -564,6 +564,19 @@ TEST_F(PftraceTest, ReadsGzipAndSkipsFieldsItDoesNotKnow) {
   ExpectSameEvents(json, Put("later.pftrace", SmallPftrace(Damage::kUnknownFields)));
 }
 
+TEST_F(PftraceTest, BytesAfterItsGzipStreamAreReportedWithEveryEventRead) {
+  const std::string gz = ReadWhole(Put("small.pftrace.gz", SmallPftrace()));
+  const std::string path = (dir_ / "tail.pftrace.gz").string();
+  std::ofstream(path, std::ios::binary) << gz << std::string(3, '\0');
+  Collected c;
+  const ReadResult r = ReadTrace(path, &c);
+  EXPECT_EQ(r.status, ReadStatus::kTrailingBytes) << r.message;
+  EXPECT_EQ(r.message, "3 bytes after the end of the gzip stream (from byte " +
+                           std::to_string(gz.size()) + ") are not gzip");
+  EXPECT_EQ(c.events.size(), 22u);
+  EXPECT_TRUE(r.has_other_data);
+}
+
 TEST_F(PftraceTest, AJsonTraceThatStartsWithANewlineIsStillJson) {
   const std::string json = Put("small.json", SmallJson());
   Collected c;

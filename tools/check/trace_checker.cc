@@ -141,11 +141,14 @@ CheckSummary CheckTraceFile(const std::string& path, const CheckOptions& options
     case ReadStatus::kTooLarge:
       diag.Error("limit", read.error_line, read.message);
       break;
+    case ReadStatus::kTrailingBytes:  // every event was read: the checks below still run whole
+      diag.Error("gzip", 0, read.message);
+      break;
     case ReadStatus::kStopped:
       break;
   }
   if (read.status != ReadStatus::kOpenError && read.status != ReadStatus::kNotATrace) {
-    checker.Finish(read.status == ReadStatus::kOk);
+    checker.Finish(read.status == ReadStatus::kOk || read.status == ReadStatus::kTrailingBytes);
   }
   diag.PrintSuppressed();
   CheckSummary summary{read.events, diag.errors(), diag.warnings()};

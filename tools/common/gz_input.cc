@@ -1,7 +1,9 @@
 // GzInput: buffered zlib reads with line and byte accounting.
 #include "tools/common/gz_input.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,13 +14,15 @@ namespace {
 constexpr size_t kBufferBytes = 256 * 1024;
 }  // namespace
 
-GzInput::GzInput() : buffer_(kBufferBytes) {}
+GzInput::GzInput() : raw_(kBufferBytes), buffer_(kBufferBytes) {}
 
 GzInput::~GzInput() {
-  if (file_ != nullptr) gzclose(file_);
+  if (stream_ready_) inflateEnd(&stream_);
+  if (fd_ >= 0) close(fd_);
 }
 
 bool GzInput::Open(const std::string& path, std::string* error) {
+  // stat before open: opening a FIFO for reading would wait for a writer.
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     *error = std::string("cannot open: ") + std::strerror(errno);
@@ -29,15 +33,101 @@ bool GzInput::Open(const std::string& path, std::string* error) {
     return false;
   }
   file_size_ = static_cast<uint64_t>(st.st_size);
-  file_ = gzopen(path.c_str(), "rb");
-  if (file_ == nullptr) {
-    *error = std::string("cannot open: ") + std::strerror(errno != 0 ? errno : ENOMEM);
+  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    *error = std::string("cannot open: ") + std::strerror(errno);
     return false;
   }
-  gzbuffer(file_, kBufferBytes);
   setg(buffer_.data(), buffer_.data(), buffer_.data());
   counted_upto_ = buffer_.data();
+  // The format by its magic bytes (RFC 1952: 0x1f 0x8b), as gzip itself tells.
+  if (ReadRaw() && stream_.avail_in >= 2 && raw_[0] == 0x1f && raw_[1] == 0x8b) {
+    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) {
+      *error = "cannot open: zlib could not start (out of memory)";
+      return false;
+    }
+    stream_ready_ = true;
+    is_gzip_ = true;
+  }
+  if (!error_.empty()) {
+    *error = error_;
+    return false;
+  }
   return true;
+}
+
+ssize_t GzInput::ReadFile(void* into, size_t size) {
+  ssize_t n;
+  do {
+    n = read(fd_, into, size);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    error_ = std::string("read error: ") + std::strerror(errno);
+    return 0;
+  }
+  raw_bytes_read_ += static_cast<uint64_t>(n);
+  return n;
+}
+
+bool GzInput::ReadRaw() {
+  stream_.next_in = raw_.data();
+  stream_.avail_in = static_cast<uInt>(ReadFile(raw_.data(), raw_.size()));
+  return stream_.avail_in > 0;
+}
+
+bool GzInput::FillFromPlain() {
+  size_t n = 0;
+  if (stream_.avail_in > 0) {  // the bytes read at Open to look for the gzip magic
+    n = std::min<size_t>(stream_.avail_in, buffer_.size());
+    std::memcpy(buffer_.data(), stream_.next_in, n);
+    stream_.next_in += n;
+    stream_.avail_in -= static_cast<uInt>(n);
+  } else {
+    n = static_cast<size_t>(ReadFile(buffer_.data(), buffer_.size()));
+  }
+  setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+  return n > 0;
+}
+
+bool GzInput::FillFromGzip() {
+  auto* out = reinterpret_cast<Bytef*>(buffer_.data());
+  stream_.next_out = out;
+  stream_.avail_out = static_cast<uInt>(buffer_.size());
+  while (stream_.next_out == out) {
+    if (stream_.avail_in == 0 && !ReadRaw()) {
+      if (error_.empty() && inside_member_) {
+        error_ = "gzip stream is truncated (unexpected end of file)";
+      }
+      break;
+    }
+    if (!inside_member_) member_start_ = file_offset();
+    inside_member_ = true;
+    const int rc = inflate(&stream_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      // Another member may follow (a concatenation of gzip files is one gzip file).
+      inside_member_ = false;
+      ++members_ended_;
+      inflateReset(&stream_);
+      continue;
+    }
+    if (rc == Z_OK || rc == Z_BUF_ERROR) continue;  // Z_BUF_ERROR: it needs more input
+    const uint64_t at = file_offset();
+    if (rc == Z_DATA_ERROR && members_ended_ > 0 && stream_.total_out == 0) {
+      // gzread ignores such bytes; they may be the rest of a trace that was cut or overwritten.
+      trailing_bytes_ = true;
+      const uint64_t left = file_size_ > member_start_ ? file_size_ - member_start_ : 0;
+      error_ = std::to_string(left) + " bytes after the end of the gzip stream (from byte " +
+               std::to_string(member_start_) + ") are not gzip";
+    } else {
+      error_ = std::string("gzip error at compressed byte ") + std::to_string(at) + ": " +
+               (stream_.msg != nullptr ? stream_.msg : "code " + std::to_string(rc));
+    }
+    break;
+  }
+  const size_t n = static_cast<size_t>(stream_.next_out - out);
+  setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+  if (!error_.empty()) ended_after_this_buffer_ = true;
+  return n > 0;
 }
 
 void GzInput::OpenBytes(std::string_view bytes) {
@@ -81,37 +171,22 @@ int GzInput::SkipBlanksAndPeekSlow() {
 }
 
 uint64_t GzInput::file_offset() const {
-  if (file_ == nullptr) return 0;
-  const z_off_t offset = gzoffset(file_);
-  return offset < 0 ? 0 : static_cast<uint64_t>(offset);
+  if (fd_ < 0) return 0;
+  return raw_bytes_read_ - stream_.avail_in;
 }
 
 GzInput::int_type GzInput::underflow() {
   if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-  if (file_ == nullptr || at_eof_) return traits_type::eof();
+  if (fd_ < 0 || at_eof_) return traits_type::eof();
   CountLinesUpTo(egptr());
   bytes_before_buffer_ += static_cast<uint64_t>(egptr() - eback());
-  const int n = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
-  if (bytes_before_buffer_ == 0) is_gzip_ = gzdirect(file_) == 0;
-  if (n <= 0) {
+  const bool filled = !ended_after_this_buffer_ && (is_gzip_ ? FillFromGzip() : FillFromPlain());
+  counted_upto_ = buffer_.data();
+  if (!filled) {
     at_eof_ = true;
-    int errnum = Z_OK;
-    const char* message = gzerror(file_, &errnum);
-    if (n < 0 || errnum != Z_OK) {
-      if (errnum == Z_BUF_ERROR) {
-        error_ = "gzip stream is truncated (unexpected end of file)";
-      } else if (errnum == Z_ERRNO) {
-        error_ = std::string("read error: ") + std::strerror(errno);
-      } else {
-        error_ = std::string("gzip error: ") + (message != nullptr ? message : "unknown");
-      }
-    }
     setg(buffer_.data(), buffer_.data(), buffer_.data());
-    counted_upto_ = buffer_.data();
     return traits_type::eof();
   }
-  setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
-  counted_upto_ = buffer_.data();
   if (on_refill_) on_refill_(file_offset(), file_size_);
   return traits_type::to_int_type(*gptr());
 }

@@ -1,5 +1,7 @@
-// A std::streambuf over a trace file, plain or gzip (zlib reads plain files transparently), that
-// knows how far it has read, which line it is on and whether the file ended cleanly. The JSON
+// A std::streambuf over a trace file, plain or gzip (one or more gzip members, told by their magic
+// bytes), that knows how far it has read, which line it is on and whether the file ended cleanly.
+// It inflates with zlib's stream interface rather than gzread, which stops silently at bytes after
+// the last member: such bytes are reported here, as is a stream cut short. The JSON
 // reader pulls bytes through it one buffer at a time, so memory does not grow with the file.
 // It can also read bytes held in memory, so that the JSON texts a protobuf trace embeds go
 // through the same bounded parser as a JSON file.
@@ -8,6 +10,8 @@
 #define KATRACE_TOOLS_COMMON_GZ_INPUT_H_
 
 #include <zlib.h>
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
@@ -61,8 +65,11 @@ class GzInput : public std::streambuf {
   uint64_t file_size() const { return file_size_; }
   bool is_gzip() const { return is_gzip_; }
   bool at_eof() const { return at_eof_; }
-  // Empty unless the file ended badly: truncated gzip stream, bad CRC, read error.
+  // Empty unless the file ended badly: truncated gzip stream, bad CRC, bytes after the last gzip
+  // member, read error.
   const std::string& error() const { return error_; }
+  // The error is bytes after the last gzip member (the members before it ended cleanly).
+  bool trailing_bytes() const { return trailing_bytes_; }
 
   // Called after each buffer refill with (file_offset, file_size).
   void set_on_refill(std::function<void(uint64_t, uint64_t)> on_refill) {
@@ -77,7 +84,24 @@ class GzInput : public std::streambuf {
   int SkipBlanksAndPeekSlow();
   void CountLinesUpTo(const char* end);
 
-  gzFile file_ = nullptr;
+  // Inflates into the get area; false at the end of the data (error_ says whether it was clean).
+  bool FillFromGzip();
+  bool FillFromPlain();
+  // Reads the next raw bytes of the file into raw_; false at the end of the file or on an error.
+  bool ReadRaw();
+  // read(2) retried on EINTR; 0 at the end of the file or on an error (error_ says which).
+  ssize_t ReadFile(void* into, size_t size);
+
+  int fd_ = -1;
+  z_stream stream_{};
+  bool stream_ready_ = false;
+  bool inside_member_ = false;
+  uint64_t members_ended_ = 0;
+  uint64_t member_start_ = 0;  // compressed offset where the current member began
+  bool ended_after_this_buffer_ = false;
+  bool trailing_bytes_ = false;
+  std::vector<unsigned char> raw_;
+  uint64_t raw_bytes_read_ = 0;
   std::vector<char> buffer_;
   uint64_t file_size_ = 0;
   uint64_t bytes_before_buffer_ = 0;

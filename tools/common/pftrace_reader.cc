@@ -445,7 +445,10 @@ void PftraceReader::Run() {
 
 void PftraceReader::End() {
   FlushCounterGroup();
-  if (!failed_ && !input_->error().empty()) {
+  // Bytes that are not gzip after a whole trace's gzip stream: every event is read and checked,
+  // and the file is still reported.
+  const bool only_trailing_bytes = input_->trailing_bytes() && saw_footer_;
+  if (!failed_ && !input_->error().empty() && !only_trailing_bytes) {
     Fail(ReadStatus::kTruncated, input_->bytes_read(), "after " + Plural(packets_, "whole packet"));
   }
   if (!failed_ && !saw_footer_) {
@@ -480,6 +483,11 @@ void PftraceReader::End() {
     Put(&other, "katrace", std::move(footer_));
     result_->has_other_data = true;
     visitor_->OnOtherData(other);
+  }
+  if (only_trailing_bytes && result_->status == ReadStatus::kOk) {
+    result_->status = ReadStatus::kTrailingBytes;
+    result_->error_line = input_->bytes_read();
+    result_->message = input_->error();
   }
 }
 

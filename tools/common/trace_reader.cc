@@ -304,6 +304,11 @@ ReadResult ReadTrace(const std::string& path, TraceVisitor* visitor, const ReadO
                      (sax.limit_error().empty() ? parser.message() : sax.limit_error()) + at_byte;
     return result;
   }
+  if (input.trailing_bytes() && parsed == JsonParseStatus::kOk) {
+    result.status = ReadStatus::kTrailingBytes;
+    result.message = input.error();
+    return result;
+  }
   if (!input.error().empty()) {
     result.status = ReadStatus::kTruncated;
     result.error_line = input.CurrentLine();

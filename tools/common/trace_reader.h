@@ -56,6 +56,7 @@ enum class ReadStatus {
                  // wrong wire type), or whose clock runs past 2^63 ns
   kNotATrace,    // valid JSON without a traceEvents array, or a spool or NVTXT file (not read here)
   kTooLarge,     // a string, number, nesting or event past the reader's limits (see ReadOptions)
+  kTrailingBytes,  // the whole trace was read, but bytes that are not gzip follow its gzip stream
 };
 
 struct ReadResult {
