@@ -461,6 +461,35 @@ struct Collected : TraceVisitor {
   }
 };
 
+// Perfetto's trace processor beside the repository (shared/tools/perfetto), or an empty path.
+fs::path TraceProcessorShell() {
+  for (fs::path dir = TestDataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+    if (fs::exists(dir / "docs/trace-format.md")) {
+      const fs::path shell = dir.parent_path() / "shared/tools/perfetto/trace_processor_shell";
+      return fs::exists(shell) ? shell : fs::path();
+    }
+  }
+  return {};
+}
+
+// The rows |sql| (a file) gives on |trace|, one line each, without the header.
+std::vector<std::string> TraceProcessorRows(const fs::path& shell, const std::string& sql,
+                                            const std::string& trace) {
+  std::string output;
+  FILE* pipe = popen((shell.string() + " -q " + sql + " " + trace + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return {};
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  std::vector<std::string> rows;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) rows.push_back(line);
+  }
+  if (!rows.empty()) rows.erase(rows.begin());
+  return rows;
+}
+
 class PftraceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -651,6 +680,32 @@ TEST_F(PftraceTest, MergeToPftraceKeepsASliceWrittenAfterItsChildrenAroundThem) 
                        ReadMerged(a, TraceFileFormat::kChromeJson).events), "");
   const ToolResult check = RunTool("katrace-check", b);
   EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
+// A zero-length KernelStep's halves (its parts, naming it in "kernel_step") nest in it in the
+// merged .pftrace as in the export's: its END waits for them. A zero-length step after them that
+// is no part of it is its sibling. Before, the step ended before its halves began.
+TEST_F(PftraceTest, MergeToPftraceNestsAZeroLengthStepsPartsInIt) {
+  const fs::path shell = TraceProcessorShell();
+  if (shell.empty()) GTEST_SKIP() << "no Perfetto trace processor in shared/tools/perfetto";
+  std::string text = SmallJson();
+  const std::string steps =
+      R"({"name":"thread_name","ph":"M","pid":0,"tid":5,"args":{"name":"GPU comm 9a3c0f1e12345678 ch 0 send 1"}},
+{"name":"Send","cat":"KernelStep","ph":"X","pid":0,"tid":5,"ts":42.000,"dur":0.000,"args":{"id":7,"parent":6,"step":0}},
+{"name":"Send wait","cat":"KernelStepWait","ph":"X","pid":0,"tid":5,"ts":42.000,"dur":0.000,"args":{"kernel_step":7}},
+{"name":"Send transfer","cat":"KernelStepTransfer","ph":"X","pid":0,"tid":5,"ts":42.000,"dur":0.000,"args":{"kernel_step":7}},
+{"name":"Send","cat":"KernelStep","ph":"X","pid":0,"tid":5,"ts":42.000,"dur":0.000,"args":{"id":8,"parent":6,"step":1}},
+)";
+  text.insert(text.find("{\"name\":\"katrace trace end\""), steps);
+  const std::string json = Put("steps.json", text);
+  const std::string merged = (dir_ / "steps-merged.pftrace").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-q -o " + merged + " " + json).exit_code, 0);
+  const std::string sql = (dir_ / "parents.sql").string();
+  std::ofstream(sql) << "select s.name, s.depth, coalesce(p.name, '-') from slice s left join slice p"
+                        " on s.parent_id = p.id where s.name like 'Send%' order by s.id;\n";
+  EXPECT_EQ(TraceProcessorRows(shell, sql, merged),
+            (std::vector<std::string>{"\"Send\",0,\"-\"", "\"Send wait\",1,\"Send\"",
+                                      "\"Send transfer\",1,\"Send\"", "\"Send\",0,\"-\""}));
 }
 
 TEST_F(PftraceTest, MergeSaysWhichFormatsItWrites) {
@@ -1039,14 +1094,8 @@ TEST_F(PftraceMergeTest, AMergedPftraceMergesAgain) {
 // Perfetto's trace processor (where ../shared/tools/perfetto/ has it) imports the protobuf merge
 // with no error or data-loss stat and the JSON merge's slices, flows and args.
 TEST_F(PftraceMergeTest, TraceProcessorImportsTheMergedPftraceAsTheMergedJson) {
-  fs::path shell;
-  for (fs::path dir = TestDataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-    if (fs::exists(dir / "docs/trace-format.md")) {
-      shell = dir.parent_path() / "shared/tools/perfetto/trace_processor_shell";
-      break;
-    }
-  }
-  if (shell.empty() || !fs::exists(shell)) GTEST_SKIP() << "no Perfetto trace processor at " << shell.string();
+  const fs::path shell = TraceProcessorShell();
+  if (shell.empty()) GTEST_SKIP() << "no Perfetto trace processor in shared/tools/perfetto";
   std::string json, proto;
   MergeBoth("", &json, &proto);
   const std::string sql = (dir_ / "q.sql").string();
@@ -1054,18 +1103,8 @@ TEST_F(PftraceMergeTest, TraceProcessorImportsTheMergedPftraceAsTheMergedJson) {
                         " (select count(*) from slice join args using(arg_set_id)),"
                         " (select count(*) from stats where value > 0 and severity in ('error', 'data_loss'));\n";
   const auto counts = [&](const std::string& trace) {
-    std::string output;
-    FILE* pipe = popen((shell.string() + " -q " + sql + " " + trace + " 2>/dev/null").c_str(), "r");
-    if (pipe == nullptr) return output;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
-    EXPECT_EQ(pclose(pipe), 0) << output;
-    std::string last;
-    std::istringstream lines(output);
-    for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) last = line;
-    }
-    return last;
+    const std::vector<std::string> rows = TraceProcessorRows(shell, sql, trace);
+    return rows.empty() ? std::string() : rows.back();
   };
   const std::string a = counts(json), b = counts(proto);
   EXPECT_EQ(b, a) << "slices, flows, slice args, error stats";

@@ -229,8 +229,21 @@ bool PftraceMergeWriter::Event(const Json& event) {
         if (ok) {
           int64_t dur_ns = 0;
           if (const Json* dur = Field(event, "dur")) UsToNs(*dur, &dur_ns);
-          CloseEndsUpTo(ts_ns);
           const int64_t end_ns = ts_ns + std::max<int64_t>(dur_ns, 0);
+          const Json* args = Field(event, "args");
+          const Json* owner_value = args != nullptr ? Field(*args, "kernel_step") : nullptr;
+          uint64_t owner = 0;
+          std::optional<uint64_t> owner_order;
+          if (owner_value != nullptr && AsUint64(*owner_value, &owner)) {
+            for (const Open& o : open_[uuid]) {
+              if (o.id == owner && o.end == ts_ns) owner_order = o.order;
+            }
+          }
+          if (owner_order) {
+            CloseEndsUpTo(ts_ns, uuid, *owner_order);
+          } else {
+            CloseEndsUpTo(ts_ns);
+          }
           // Slices this one encloses that came before it (it was placed late): ended first.
           std::vector<Open>& open = open_[uuid];
           while (!open.empty() && (open.back().ts > ts_ns || (open.back().ts == ts_ns && open.back().end < end_ns))) {
@@ -238,7 +251,11 @@ bool PftraceMergeWriter::Event(const Json& event) {
             EndSlice(uuid, open.back().end);
             open.pop_back();
           }
-          open.push_back(Open{ts_ns, end_ns, begun_});
+          std::optional<uint64_t> id;
+          uint64_t id_value = 0;
+          const Json* id_field = args != nullptr ? Field(*args, "id") : nullptr;
+          if (id_field != nullptr && AsUint64(*id_field, &id_value)) id = id_value;
+          open.push_back(Open{ts_ns, end_ns, begun_, id});
           event_.clear();
           event_.Varint(pf::event::kType, pf::kTypeSliceBegin);
           event_.Varint(pf::event::kTrackUuid, uuid);
@@ -523,11 +540,16 @@ void PftraceMergeWriter::Args(const Json& event) {
   }
 }
 
-void PftraceMergeWriter::CloseEndsUpTo(int64_t ts) {
+void PftraceMergeWriter::CloseEndsUpTo(int64_t ts, uint64_t keep_track, uint64_t keep_order) {
+  std::vector<PendingEnd> kept;
   while (!ends_.empty() && ends_.top().ts <= ts) {
     const PendingEnd end = ends_.top();
     ends_.pop();
     if (ended_early_.erase(end.order) != 0) continue;
+    if (keep_track != 0 && end.track == keep_track && end.ts == ts && end.order <= keep_order) {
+      kept.push_back(end);
+      continue;
+    }
     std::vector<Open>& open = open_[end.track];
     for (size_t i = open.size(); i-- > 0;) {
       if (open[i].order == end.order) {
@@ -537,6 +559,7 @@ void PftraceMergeWriter::CloseEndsUpTo(int64_t ts) {
     }
     EndSlice(end.track, end.ts);
   }
+  for (const PendingEnd& end : kept) ends_.push(end);
 }
 
 // TrackEvent { type: SLICE_END, track_uuid } at |ts|; event_ is free again after.

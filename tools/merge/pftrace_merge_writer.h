@@ -129,7 +129,9 @@ class PftraceMergeWriter {
   void Args(const Json& event);
 
   uint64_t Intern(Table table, const std::string& s);
-  void CloseEndsUpTo(int64_t ts);
+  // Writes the ENDs due at or before |ts|, but keeps open those at |ts| on |keep_track| begun at
+  // or before |keep_order|: the owner of a part beginning there, and what encloses the owner.
+  void CloseEndsUpTo(int64_t ts, uint64_t keep_track = 0, uint64_t keep_order = 0);
   // One event packet at |ts_ns| with event_ (and what was interned for it).
   void EventPacket(int64_t ts_ns);
   void DescriptorPacket();
@@ -159,9 +161,12 @@ class PftraceMergeWriter {
   // Per track, its slices begun and not ended, outermost first: a slice that comes after slices
   // it encloses (JSON writes a slice placed late where it was placed) first ends them, so that a
   // reader, which pairs an END with the innermost open slice of its track, pairs them right.
+  // A zero-length KernelStep's halves (their "kernel_step" arg names its "id") are its parts:
+  // they begin where it ends, and its END waits for them, as in the export's .pftrace.
   struct Open {
     int64_t ts, end;
     uint64_t order;
+    std::optional<uint64_t> id;
   };
   std::unordered_map<uint64_t, std::vector<Open>> open_;
   std::unordered_set<uint64_t> ended_early_;  // orders whose heap entry is already written
