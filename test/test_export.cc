@@ -942,6 +942,49 @@ TEST_F(ExportTest, GzipOutput) {
   EXPECT_EQ(Slices(tr, "Coll").size(), 1u);
 }
 
+// A .pftrace exported on the machine that captured binds its clocks to CLOCK_BOOTTIME with the
+// time the machine slept. Read afresh with two clock reads, it differed by tens of ns from one
+// export of a spool to the next; a machine that never slept now writes exactly none.
+TEST_F(ExportTest, PftraceExportsOfOneSpoolOnTheCapturingMachineAreByteIdentical) {
+  const auto ns = [](clockid_t id) {
+    timespec t{};
+    clock_gettime(id, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  const int64_t before = ns(CLOCK_MONOTONIC), boot = ns(CLOCK_BOOTTIME), after = ns(CLOCK_MONOTONIC);
+  if (boot - after > 0) GTEST_SKIP() << "this machine has slept since it booted: its exports carry that time";
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  ASSERT_LE(boot - before, 1000000) << "clock reads 1 ms apart";
+  const std::string path = dir_ + "/here.kspool";
+  {
+    SpoolBuilder b(path);
+    b.Process(0, 4242, host, dir_ + "/here.json", kAllMask, kBaseRt, kBaseMono);
+    b.Clock(kBaseMono, kBaseMono, kBaseRt);
+    b.String(1, "AllReduce");
+    b.Comm(1, kCommA, kBaseMono, 0, 2, "world");
+    b.Start(0, Kind::kColl, 1, 1, 0, kBaseMono + 10, Coll(1));
+    b.Stop(0, Kind::kColl, 1, 1, kBaseMono + 20);
+    b.End(0);
+    b.Close();
+  }
+  std::string first;
+  for (int i = 0; i < 5; ++i) {
+    const std::string out = dir_ + "/here" + std::to_string(i) + ".pftrace";
+    katrace::ExportOptions o;
+    o.output = out;
+    o.format = katrace::TraceFormat::kPerfetto;
+    o.summary = false;
+    o.progress = false;
+    const katrace::ExportReport r = katrace::ExportSpool(path, o);
+    ASSERT_TRUE(r.ok) << r.message;
+    const std::string bytes = ReadFileBytes(out);
+    ASSERT_FALSE(bytes.empty());
+    if (i == 0) first = bytes;
+    EXPECT_EQ(bytes == first, true) << "export " << i << " differs from the first";
+  }
+}
+
 TEST_F(ExportTest, GeneratedSpoolIsValidAndComplete) {
   uint64_t n = GenerateRealisticSpool(dir_ + "/g.kspool", 20000, 4, 4, true, dir_ + "/g.json");
   katrace::ExportReport r = Export(dir_ + "/g.kspool");

@@ -4,6 +4,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "plugin/export/json_buffer.h"
 #include "plugin/export/trace_meta_json.h"
 
@@ -61,6 +64,23 @@ uint64_t ClockNs(clockid_t id) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// How long this machine has slept: CLOCK_BOOTTIME minus CLOCK_MONOTONIC, a constant while it is
+// awake. A boot read between two monotonic reads brackets it; the brackets of a few tries are
+// intersected. A machine that never slept gets exactly 0 (its bracket holds 0), so that two
+// exports of one spool write the same snapshot; one that slept gets the bracket's middle.
+uint64_t TimeAsleepNs() {
+  int64_t low = INT64_MIN, high = INT64_MAX;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t before = static_cast<int64_t>(ClockNs(CLOCK_MONOTONIC));
+    const int64_t boot = static_cast<int64_t>(ClockNs(CLOCK_BOOTTIME));
+    const int64_t after = static_cast<int64_t>(ClockNs(CLOCK_MONOTONIC));
+    low = std::max(low, boot - after);
+    high = std::min(high, boot - before);
+  }
+  if (low <= 0) return 0;
+  return static_cast<uint64_t>(high >= low ? low + (high - low) / 2 : low);
+}
+
 // CLOCK_BOOTTIME at the trace's base. Boot and monotonic time differ by the time the machine
 // slept, which only the machine that captured knows: when this export runs there (the plugin's
 // own export, or katrace-export on the same node), the difference now; elsewhere none, as for a
@@ -69,8 +89,7 @@ uint64_t ClockNs(clockid_t id) {
 uint64_t BoottimeAtBase(const TraceProcess& p) {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0 || p.host != host) return p.base_monotonic_ns;
-  const uint64_t mono = ClockNs(CLOCK_MONOTONIC), boot = ClockNs(CLOCK_BOOTTIME);
-  return boot >= mono ? p.base_monotonic_ns + (boot - mono) : p.base_monotonic_ns;
+  return p.base_monotonic_ns + TimeAsleepNs();
 }
 
 }  // namespace
