@@ -3,6 +3,7 @@
 // capture does not wait for LZ4; one it finds on time is delta-coded and compressed; both read
 // back whole and export every event. A spool that cannot grow (the file size limit, as on a full
 // disk) loses the blocks that do not fit, counted, and keeps every other block whole.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "plugin/export/exporter.h"
 #include "plugin/export/spool_reader.h"
 #include "test/support/capture_records.h"
+#include "test/support/scoped_env.h"
 
 namespace katrace {
 namespace {
@@ -164,6 +166,38 @@ TEST_F(SpoolWriterTest, ABlockThatDoesNotFitIsCutOffAndEveryOtherBlockStaysWhole
   // Regression: the events of the failed block were in no count ("0 lost").
   EXPECT_EQ(r.dropped, lost) << "the Colls of the failed block, counted as lost";
   EXPECT_TRUE(r.clean_end);
+}
+
+// A spool whose header cannot be written (a full disk: here a file size limit of 0 bytes) is
+// removed again, next to the trace and in $TMPDIR alike, and the error names both places and why:
+// no empty spool is left saying nothing.
+TEST_F(SpoolWriterTest, ASpoolWhoseHeaderCannotBeWrittenAnywhereLeavesNoFileAndSaysWhy) {
+  ASSERT_EQ(mkdir((dir_ + "/tmp").c_str(), 0700), 0);
+  katrace_test::ScopedEnv tmpdir("TMPDIR", dir_ + "/tmp");
+  rlimit before;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  rlimit limited = before;
+  limited.rlim_cur = 0;
+  struct sigaction ignore = {}, old_action = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &old_action), 0);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  SpoolFile file;
+  std::string note, error;
+  const bool created = file.Create(dir_ + "/run.json", 4242, true, &note, &error);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &before), 0);
+  ASSERT_EQ(sigaction(SIGXFSZ, &old_action, nullptr), 0);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(error, "cannot create a spool next to '" + dir_ + "/run.json' (File too large) nor in '" + dir_ +
+                       "/tmp' (File too large)");
+  for (const std::string& d : {dir_, dir_ + "/tmp"}) {
+    DIR* listing = opendir(d.c_str());
+    ASSERT_NE(listing, nullptr);
+    for (dirent* e; (e = readdir(listing)) != nullptr;) {
+      EXPECT_EQ(std::string(e->d_name).find(".kspool"), std::string::npos) << d << "/" << e->d_name;
+    }
+    closedir(listing);
+  }
 }
 
 // Past its first |keep_cached| bytes a spool gives its pages back, a chunk behind the one being
