@@ -42,7 +42,7 @@ const char kUsage[] =
     "                format's extension\n"
     "  --keep-spool  keep each spool after its trace was written (default: remove it)\n"
     "  --quiet       no summary tables or progress lines; only failures are printed\n"
-    "  --threads N   decode threads (default: up to 4)\n"
+    "  --threads N   decode threads, 1..64 (default: up to 4)\n"
     "  --help        this text\n"
     "\n"
     "A spool cut short (a killed job) is exported up to its last whole block, and the line says\n"

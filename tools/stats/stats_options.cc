@@ -35,7 +35,7 @@ const char kStatsUsage[] =
     "options:\n"
     "  --report LIST      only these reports, e.g. host,gpu\n"
     "  --format F         text (default), csv or json\n"
-    "  -o, --output FILE  write there instead of stdout\n"
+    "  -o, --output FILE  write there instead of stdout (a name ending in .gz: gzip)\n"
     "  --top N            rows in the worst-instance and slowest-link lists (default 10)\n"
     "  --nranks N         communicator size for bus bandwidth (default: from the footer, else\n"
     "                     1 + the highest rank or peer seen)\n"
@@ -48,7 +48,8 @@ const char kStatsUsage[] =
     "\n"
     "exit status: 0 all files read, 1 some files unreadable or cut (the rest are summarised),\n"
     "events left out for their times or protobuf problems, or a report incomplete (a sort\n"
-    "that could not spill to $TMPDIR), 2 bad usage or the output is also an input\n";
+    "that could not spill to $TMPDIR), 2 bad usage, or the output is also an input or cannot be\n"
+    "written\n";
 
 int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
   static const std::set<std::string> kReports = {"host",    "gpu", "coll",     "channel",
