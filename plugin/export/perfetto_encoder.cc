@@ -457,18 +457,19 @@ void PerfettoEncoder::CloseEndsUpTo(int64_t ts, uint64_t hold) {
 
 // The packet is written straight into the output: its few leading fields into a small array,
 // then the interned data and the event copied once, after a length computed from their sizes.
-void PerfettoEncoder::WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size) {
+void PerfettoEncoder::WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size, bool moves_clock) {
   uint8_t head[4 * (1 + pf::kMaxVarintBytes)];
   uint8_t* h = head;
   auto field = [&h](uint32_t number, uint64_t v) {
     h = pf::PutVarint(h, pf::Tag(number, pf::kVarint));
     h = pf::PutVarint(h, v);
   };
-  if (ts >= clock_) {
+  if (ts == clock_ || (ts > clock_ && moves_clock)) {
     field(pf::packet::kTimestamp, static_cast<uint64_t>(ts - clock_));
     clock_ = ts;
   } else if (ts >= 0) {
-    // Back in time (a slice the layout placed late): absolute, the incremental clock unmoved.
+    // Back in time (a slice the layout placed late), or a sample ahead of the slices: absolute,
+    // the incremental clock unmoved.
     field(pf::packet::kTimestamp, static_cast<uint64_t>(ts));
     field(pf::packet::kTimestampClockId, pf::kClockTraceAbsolute);
   } else {
@@ -543,29 +544,29 @@ void PerfettoEncoder::Slice(const SliceEvent& s) {
   ends_.push(PendingEnd{s.ts + dur, begun_++, s.track});
 }
 
+// Counters and markers come as the spool has them, ahead of slices the layout still holds: they
+// close no slice and leave the incremental clock with the slices (see WriteEventPacket).
 void PerfettoEncoder::Counter(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
   MaybeClearState();
-  CloseEndsUpTo(ts);
   for (size_t i = 0; i < nargs; ++i) {
     const uint64_t uuid = CounterTrack(name, args[i].key);
     event_.clear();
     event_.Varint(pf::event::kType, pf::kTypeCounter);
     event_.Varint(pf::event::kTrackUuid, uuid);
     event_.Signed(pf::event::kCounterValue, args[i].type == ArgType::kInt ? args[i].i : static_cast<int64_t>(args[i].u));
-    WriteEventPacket(ts, event_.data(), event_.size());
+    WriteEventPacket(ts, event_.data(), event_.size(), false);
   }
 }
 
 void PerfettoEncoder::Instant(std::string_view name, int64_t ts, const Arg* args, size_t nargs) {
   MaybeClearState();
-  CloseEndsUpTo(ts);
   event_.clear();
   event_.Varint(pf::event::kType, pf::kTypeInstant);
   event_.Varint(pf::event::kTrackUuid, process0_uuid_);
   Name(name);
   Category("katrace");
   Annotations(args, nargs);
-  WriteEventPacket(ts, event_.data(), event_.size());
+  WriteEventPacket(ts, event_.data(), event_.size(), false);
 }
 
 void PerfettoEncoder::End(const TraceTotals& t) {

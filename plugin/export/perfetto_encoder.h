@@ -77,7 +77,10 @@ class PerfettoEncoder : public TraceEncoder {
   // One TracePacket with the TrackEvent |event| at |ts| (ns from the trace base), with what was
   // interned for it. Every event calls CloseEndsUpTo(ts) before it builds its TrackEvent, so the
   // ENDs that time passes come first.
-  void WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size);
+  // |moves_clock| false: a packet ahead of slices still to come (a counter sample, a marker, which
+  // the layout hands on as they arrive) is written on the absolute clock ahead of the incremental
+  // one, which stays where the slices are, so that they need no absolute times of their own.
+  void WriteEventPacket(int64_t ts, const uint8_t* event, size_t event_size, bool moves_clock = true);
   // |hold|: the begin order of a slice whose END at |ts| must stay open (a part's event: its
   // parts come next), with every END at |ts| begun before it; kNoHold closes all up to |ts|.
   static constexpr uint64_t kNoHold = UINT64_MAX;
