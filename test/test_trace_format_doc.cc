@@ -25,19 +25,22 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The document, found from the test binary upwards (build trees nest at different depths).
-std::string ReadFormatDoc() {
+// The repository root: the first folder above the test binary with the docs (build trees nest at
+// different depths), else the working directory (a build folder outside the repository, run
+// from its root as `make test` does).
+fs::path RepoRoot() {
   for (fs::path dir = fs::canonical("/proc/self/exe").parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    fs::path doc = dir / "docs" / "trace-format.md";
-    if (fs::exists(doc)) {
-      std::ifstream in(doc);
-      std::stringstream text;
-      text << in.rdbuf();
-      return text.str();
-    }
+    if (fs::exists(dir / "docs" / "trace-format.md")) return dir;
     if (dir == dir.root_path()) break;
   }
-  return "";
+  return fs::current_path();
+}
+
+std::string ReadFormatDoc() {
+  std::ifstream in(RepoRoot() / "docs" / "trace-format.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // The lines of the section whose "## " heading starts with |title|, up to the next "## ".
@@ -169,7 +172,7 @@ class TraceFormatDoc : public ::testing::Test {
     if (in) trace_ = json::parse(in, nullptr, false);
   }
   void SetUp() override {
-    ASSERT_FALSE(doc_.empty()) << "docs/trace-format.md not found above the test binary";
+    ASSERT_FALSE(doc_.empty()) << "docs/trace-format.md not found above the test binary nor in the working directory";
     ASSERT_EQ(sim_error_, "");
     ASSERT_TRUE(trace_.is_object() && trace_.contains("traceEvents")) << "no trace written";
   }
@@ -267,15 +270,6 @@ TEST_F(TraceFormatDoc, EveryTrackNameMatchesADocumentedOne) {
   EXPECT_GT(tracks, 4u);
 }
 
-// The repository root, found from the test binary upwards (as the format document is).
-fs::path RepoRoot() {
-  for (fs::path dir = fs::canonical("/proc/self/exe").parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::exists(dir / "docs" / "adding-a-kind.md")) return dir;
-    if (dir == dir.root_path()) break;
-  }
-  return {};
-}
-
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -288,7 +282,7 @@ std::string ReadFile(const fs::path& path) {
 // renamed table or a moved step fails here instead of misleading whoever adds the next kind.
 TEST(AddingAKind, EveryStepNamesWhatItsFileHolds) {
   const fs::path root = RepoRoot();
-  ASSERT_FALSE(root.empty()) << "docs/adding-a-kind.md not found above the test binary";
+  ASSERT_TRUE(fs::exists(root / "docs" / "adding-a-kind.md")) << "docs/adding-a-kind.md not found above the test binary nor in the working directory";
   std::istringstream doc(ReadFile(root / "docs" / "adding-a-kind.md"));
   static const std::regex kStep("^[0-9]+\\. In `([^`]+)`:");
   static const std::regex kName("`([A-Za-z_][A-Za-z0-9_]*)`");

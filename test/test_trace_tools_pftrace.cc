@@ -463,7 +463,7 @@ struct Collected : TraceVisitor {
 
 // Perfetto's trace processor beside the repository (shared/tools/perfetto), or an empty path.
 fs::path TraceProcessorShell() {
-  for (fs::path dir = TestDataDir(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+  for (fs::path dir = fs::absolute(TestDataDir()); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
     if (fs::exists(dir / "docs/trace-format.md")) {
       const fs::path shell = dir.parent_path() / "shared/tools/perfetto/trace_processor_shell";
       return fs::exists(shell) ? shell : fs::path();
