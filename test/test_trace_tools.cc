@@ -321,6 +321,20 @@ TEST_F(TraceToolsTest, CheckKnowsTheSpoolFooterAndTheOneBeforeIt) {
 
 // waits and strings_unnamed are summed (an older input's writer_stalls counts as waits); the
 // spools are listed per rank, since cut offsets and clean ends do not add up.
+// --gzip on a name without .gz wrote gzip under the plain name (m.json held gzip bytes); like
+// KATRACE_GZIP, it now adds .gz, and the file's name says what it holds.
+TEST_F(TraceToolsTest, MergeGzipAddsGzToTheOutputsName) {
+  const std::vector<std::string> job = WriteJob(2);
+  const std::string out = (dir_ / "m.json").string();
+  const ToolResult r = RunTool("katrace-merge", "--gzip -o " + out + Join(job));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  ASSERT_TRUE(fs::exists(out + ".gz")) << r.output;
+  EXPECT_EQ(ReadWholeFile(out + ".gz").substr(0, 2), "\x1f\x8b");
+  EXPECT_NE(r.output.find("m.json.gz"), std::string::npos) << r.output;
+  EXPECT_EQ(RunTool("katrace-check", out + ".gz").exit_code, 0);
+}
+
 TEST_F(TraceToolsTest, MergeSumsWaitsAndListsSpools) {
   const std::vector<std::string> job = WriteJob(3);
   WriteText(job[1], Edit(Edit(ReadWholeFile(job[1]), "\"waits\":0,", "\"waits\":4,"),

@@ -7,6 +7,7 @@
 #include "common/duration.h"
 #include "common/ends_with.h"
 #include "common/event_mask.h"
+#include "common/in_place_path.h"
 #include "katrace/event_kinds.h"
 
 namespace katrace::tools {
@@ -30,7 +31,7 @@ const char kMergeUsage[] =
     "\n"
 "options:\n"
     "  -o, --output OUT   output file; gzip when it ends in .gz or with --gzip; '-' = stdout\n"
-    "  --gzip             gzip the output\n"
+    "  --gzip             gzip the output, adding .gz to its name (as KATRACE_GZIP does)\n"
     "  --format F         json or perfetto (default: OUT's extension; must agree with it)\n"
     "  --ranks LIST       keep only these ranks (the inputs' pids), e.g. 0-7,12\n"
     "  --from T, --to T   keep only events overlapping this window of the merged timeline;\n"
@@ -181,6 +182,11 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
     return 2;
   }
   if (named) options->format = by_name;
+  // As KATRACE_GZIP does: the name says what the file holds (a device or a pipe keeps its name).
+  if (options->gzip && options->output != "-" && !EndsWith(options->output, ".gz") &&
+      !IsWrittenInPlace(options->output)) {
+    options->output += ".gz";
+  }
   if (OutputIsAnInput(options->output, options->inputs, &error)) {
     std::fprintf(stderr, "katrace-merge: %s\n", error.c_str());
     return 2;
