@@ -16,13 +16,38 @@ SAN ?=
 CXX ?= g++
 NVCC ?= nvcc
 # Decided on what is there, not on what is claimed: CUDA_HOME is often set by an HPC module that
-# has no compiler. NVCC_FOUND is $(NVCC) when it runs (a path, or a name on PATH), else
-# $(CUDA_HOME)/bin/nvcc when that exists, else empty (the device code is then skipped).
-NVCC_FOUND := $(or $(shell command -v $(NVCC) 2>/dev/null),$(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/bin/nvcc)))
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC_FOUND))
+# has no compiler, and the nvcc on PATH is often a wrapper script or symlink outside its toolkit.
+# NVCC_FOUND is $(NVCC) when it runs (a path, or a name on PATH), else $(CUDA_HOME)/bin/nvcc when
+# that runs, else empty. CUDA_HOME then becomes the toolkit that nvcc itself names (its TOP, as
+# nvcc.profile sets it), so the runtime linked always matches the compiler: a stale or bogus
+# CUDA_HOME next to a working nvcc used to fail the link of gpu_bench (-L$(CUDA_HOME)/lib64).
+katrace_runs = $(if $(1),$(shell '$(1)' --version >/dev/null 2>&1 && echo '$(1)'))
+NVCC_FOUND := $(or $(call katrace_runs,$(shell command -v $(NVCC) 2>/dev/null)),$(if $(CUDA_HOME),$(call katrace_runs,$(wildcard $(CUDA_HOME)/bin/nvcc))))
+NVCC_TOOLKIT := $(if $(NVCC_FOUND),$(realpath $(or $(shell '$(NVCC_FOUND)' -dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^..[ ]*TOP=//p' | head -n 1),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC_FOUND))))))
+ifneq ($(NVCC_TOOLKIT),)
+ifneq ($(realpath $(CUDA_HOME)),$(NVCC_TOOLKIT))
 ifneq ($(filter 1,$(NVCC_SKIP)),1)
-ifeq ($(NVCC_FOUND),)
-$(info katrace: no nvcc ($(NVCC) is not on PATH$(if $(CUDA_HOME), and $(CUDA_HOME)/bin/nvcc does not exist)): skipping the device code (device/*.cu, $(BUILD)/device/gpu_bench) and the GPU suite test_device_gpu; everything else builds and runs on the CPU)
+$(if $(CUDA_HOME),$(info katrace: CUDA_HOME=$(CUDA_HOME) is not the toolkit of $(NVCC_FOUND); using its own, $(NVCC_TOOLKIT)))
+endif
+override CUDA_HOME := $(NVCC_TOOLKIT)
+endif
+endif
+# Whether the device code can be built, and why not: the static CUDA runtime must be there (a
+# pip-installed nvcc has none), and nvcc must accept the host compiler (each CUDA release refuses
+# g++ releases newer than it knows) and target sm_80 and sm_90. Checked only when it is to be built
+# (the -E probe takes a tenth of a second); the device code is then skipped with the first reason,
+# the build never fails on it.
+ifneq ($(filter 1,$(NVCC_SKIP)),1)
+CUDA_LIBDIR := $(if $(NVCC_FOUND),$(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a $(CUDA_HOME)/targets/*/lib/libcudart_static.a) $(filter /%,$(shell $(CXX) -print-file-name=libcudart_static.a 2>/dev/null))))))
+DEVICE_SKIP_REASON := $(or \
+  $(if $(NVCC_FOUND),,no nvcc ($(NVCC) is not on PATH or does not run$(if $(CUDA_HOME), and neither does $(CUDA_HOME)/bin/nvcc))),\
+  $(if $(NVCC_FOUND),$(if $(CUDA_LIBDIR),,$(NVCC_FOUND) has no CUDA runtime (libcudart_static.a is in neither $(CUDA_HOME)/lib64 nor the library path of $(CXX)))),\
+  $(if $(CUDA_LIBDIR),$(if $(shell '$(NVCC_FOUND)' -E -x cu /dev/null -o /dev/null >/dev/null 2>&1 && echo ok),,$(NVCC_FOUND) cannot compile CUDA here: $(shell '$(NVCC_FOUND)' -E -x cu /dev/null -o /dev/null 2>&1 | grep -m 1 -i error))),\
+  $(if $(CUDA_LIBDIR),$(if $(and $(filter sm_80,$(shell '$(NVCC_FOUND)' --list-gpu-code 2>/dev/null)),$(filter sm_90,$(shell '$(NVCC_FOUND)' --list-gpu-code 2>/dev/null))),,$(NVCC_FOUND) cannot target both sm_80 and sm_90)))
+ifneq ($(DEVICE_SKIP_REASON),)
+$(info katrace: $(DEVICE_SKIP_REASON): skipping the device code (device/*.cu, $(BUILD)/device/gpu_bench) and the GPU suite test_device_gpu; everything else builds and runs on the CPU)
+# device/module.mk builds the device code only with an nvcc that can.
+NVCC_FOUND :=
 endif
 endif
 

@@ -107,6 +107,13 @@ bool DemoRing::Init(std::string* error) {
     *error = "invalid demo options";
     return false;
   }
+  // Checked before any CUDA call: outside these limits the ring's index and lap arithmetic shifts
+  // by 64 or more (undefined), or the stop word's sequence window no longer covers the ring.
+  if (o.ring_depth_log2 < kStepRingMinDepthLog2 || o.ring_depth_log2 > kStepRingMaxDepthLog2) {
+    *error = "ring_depth_log2 " + std::to_string(o.ring_depth_log2) + " is outside " +
+             std::to_string(kStepRingMinDepthLog2) + ".." + std::to_string(kStepRingMaxDepthLog2);
+    return false;
+  }
   if (!Check(cudaSetDevice(0), "cudaSetDevice", error)) return false;
   int num_sms = 0;
   if (!Check(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0),

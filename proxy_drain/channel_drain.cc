@@ -2,6 +2,20 @@
 #include "proxy_drain/channel_drain.h"
 
 namespace katrace {
+namespace {
+
+// Whether a stop rebuilt from its low bits (ReadStop) is a time the plugin can use. The rebuild
+// puts it within 2^39 ns of the start's ready time on the 64-bit circle; where that crossed 0 or
+// 2^64 (a garbage or zero stamp next to a ready near either end) it is no time at all. And 0 is
+// the ABI's "abandoned" mark: delivered as a stop, the plugin would mark the step abandoned
+// without any counter saying so. Such a stop closes the step as abandoned, counted.
+bool UsableStop(uint64_t ready_ns, uint64_t stop_ns) {
+  constexpr uint64_t kReach = uint64_t{1} << (kStepStopTimeBits - 1);
+  if (stop_ns == kKernelStepAbandonedStopNs) return false;
+  return stop_ns >= ready_ns ? stop_ns - ready_ns < kReach : ready_ns - stop_ns <= kReach;
+}
+
+}  // namespace
 
 ChannelDrain::ChannelDrain(int channel, const StepRingView& ring, const StepDrainConfig& config)
     : channel_(channel),
@@ -36,8 +50,11 @@ void ChannelDrain::OnStart(const StepStart& start, WorkRegistry* registry,
     return;
   }
   // Left out on purpose, like a sampled-out step, so the totals still add up: with the mask off,
-  // or with a peer the descriptor's byte cannot name (PR #2316's own limit; kernel_step.h).
-  if (!emitter->Enabled() || start.peer < 0 || start.peer > ncclProfilerKernelStepPeerMax) {
+  // or with a peer or channel the descriptor's bytes cannot name (PR #2316's own limit;
+  // kernel_step.h). Emitting them as the low byte would put them on another peer's or channel's
+  // track.
+  if (!emitter->Enabled() || start.peer < 0 || start.peer > ncclProfilerKernelStepPeerMax ||
+      channel_ > kKernelStepChannelMax) {
     ++counters_.sampled_out;
     return;
   }
@@ -56,6 +73,10 @@ void ChannelDrain::PairStops(KernelStepEmitter* emitter) {
     uint64_t stop_ns = 0;
     switch (ReadStop(ring_, step.seq, step.ready_ns, &stop_ns)) {
       case StepSlotState::kReady:
+        if (!UsableStop(step.ready_ns, stop_ns)) {
+          ++counters_.abandoned;
+          stop_ns = kKernelStepAbandonedStopNs;
+        }
         emitter->Stop(step.handle, stop_ns);
         continue;
       case StepSlotState::kOverwritten:

@@ -39,7 +39,8 @@ DrainCounters KernelStepEmitter::Report(int channel, const DrainCounters& delta)
   descr.type = ncclProfileKernelStep;
   descr.parentObj = nullptr;
   descr.rank = rank_;
-  descr.kernelStep.channelId = uint8_t(channel);
+  descr.kernelStep.channelId =
+      uint8_t(channel < kKernelStepChannelMax ? channel : kKernelStepChannelMax);
   descr.kernelStep.isSend = ncclProfilerKernelStepReport;
   const DrainCounters carried = EncodeDrainReport(delta, &descr.kernelStep);
   void* handle = nullptr;

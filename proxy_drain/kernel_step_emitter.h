@@ -19,6 +19,9 @@
 namespace katrace {
 
 constexpr uint64_t kKernelStepAbandonedStopNs = 0;
+// The descriptor's channelId is a byte: steps of higher channels cannot be named, and their drain
+// reports go out under this channel (the plugin sums reports, so their counts still arrive).
+constexpr int kKernelStepChannelMax = UINT8_MAX;
 
 class KernelStepEmitter {
  public:
@@ -33,13 +36,15 @@ class KernelStepEmitter {
            (__atomic_load_n(activation_mask_, __ATOMIC_RELAXED) & ncclProfileKernelStep) != 0;
   }
 
-  // Returns the plugin's handle (NULL: the plugin does not track this step).
+  // Returns the plugin's handle (NULL: the plugin does not track this step). |channel| is at most
+  // kKernelStepChannelMax (the caller leaves higher ones out).
   void* Start(void* parent, int channel, const StepStart& start);
   // |stop_ns| == kKernelStepAbandonedStopNs marks the step abandoned.
   void Stop(void* handle, uint64_t stop_ns);
   // Emits one drain report for |channel| (see nccl_profiler/kernel_step.h) and returns what it
   // carried: each field saturates at its ABI width, so the caller keeps the remainder for the next
-  // report. Returns zeros and emits nothing when disabled.
+  // report. Returns zeros and emits nothing when disabled. A |channel| above kKernelStepChannelMax
+  // is reported as that channel.
   DrainCounters Report(int channel, const DrainCounters& delta);
 
  private:

@@ -33,10 +33,11 @@ namespace katrace {
 
 class StepDrain {
  public:
-  // |channel_rings|[c] are channel c's rings (host pointers; next_seq is not used); at most 256
-  // channels, as the descriptor's channelId is a byte. |plugin| and |context| are a plugin's v6
-  // table and the context its init returned, |activation_mask| the mask its init was given (any of
-  // them NULL: count only, emit nothing).
+  // |channel_rings|[c] are channel c's rings (host pointers; next_seq is not used). The
+  // descriptor's channelId is a byte: steps of channels above 255 are read and counted as
+  // sampled_out, never emitted, and their reports go out as channel 255. |plugin| and |context|
+  // are a plugin's v6 table and the context its init returned, |activation_mask| the mask its
+  // init was given (any of them NULL: count only, emit nothing).
   StepDrain(const std::vector<StepRingView>& channel_rings, const ncclProfiler_v6_t* plugin,
             void* context, const int* activation_mask, const StepDrainConfig& config = {});
   StepDrain(const StepDrain&) = delete;

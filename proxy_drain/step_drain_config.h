@@ -21,7 +21,7 @@ struct StepDrainConfig {
   uint32_t max_scan_gap = 16;
   // Emit drain reports every this many polls (0: only from Flush and Close).
   uint32_t report_every_polls = 4096;
-  // Works live at once per (channel, direction), as a power of two.
+  // Works live at once per (channel, direction), as a power of two (16 at most: one per tag).
   uint32_t work_slots_log2 = 10;
 };
 

@@ -4,9 +4,11 @@
 namespace katrace {
 
 WorkRegistry::WorkRegistry(int num_channels, uint32_t slots_log2)
-    : num_channels_(num_channels),
-      slots_log2_(slots_log2),
-      slots_(size_t(num_channels) * 2 << slots_log2) {}
+    : num_channels_(num_channels > 0 ? num_channels : 0),
+      // A tag has 16 bits, so more slots than tags could never be used; a larger request (up to
+      // 2^32 from a hostile configuration) would only throw bad_alloc or shift past 64 bits.
+      slots_log2_(slots_log2 < kMaxSlotsLog2 ? slots_log2 : kMaxSlotsLog2),
+      slots_(size_t(num_channels_) * 2 << slots_log2_) {}
 
 void WorkRegistry::Register(int channel, bool is_send, uint32_t work_tag, void* parent) {
   if (channel < 0 || channel >= num_channels_) return;

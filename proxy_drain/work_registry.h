@@ -24,7 +24,11 @@ struct WorkKey {
 
 class WorkRegistry {
  public:
-  // |slots_log2|: works that may be live at once per (channel, direction), as a power of two.
+  // At most one slot per work tag.
+  static constexpr uint32_t kMaxSlotsLog2 = 16;
+
+  // |slots_log2|: works that may be live at once per (channel, direction), as a power of two
+  // (at most kMaxSlotsLog2).
   WorkRegistry(int num_channels, uint32_t slots_log2);
 
   // The work tag is truncated to the 16 bits a ring record carries.

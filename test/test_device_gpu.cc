@@ -27,6 +27,19 @@ class DeviceGpuTest : public ::testing::Test {
   }
 };
 
+// Runs without a GPU: the options are checked before any CUDA call. A depth outside the ring's
+// limits used to reach the kernel (a shift by 64 or more in its slot arithmetic).
+TEST(DemoRingOptionsTest, RingDepthOutsideTheRingsLimitsIsRefusedFirst) {
+  for (uint32_t depth : {0u, kStepRingMaxDepthLog2 + 1, 64u, 0xFFFFFFFFu}) {
+    DemoRingOptions options;
+    options.ring_depth_log2 = depth;
+    DemoRing demo(options);
+    std::string error;
+    EXPECT_FALSE(demo.Init(&error)) << depth;
+    EXPECT_NE(error.find("ring_depth_log2 " + std::to_string(depth)), std::string::npos) << error;
+  }
+}
+
 // Reads one launch's records from every ring and checks them: count, fields, stamp order, and the
 // per-ring sequence complete from |first_seq|.
 void ExpectLaunchRecords(const DemoRing& demo, uint64_t first_seq, uint32_t work_tag) {

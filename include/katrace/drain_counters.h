@@ -53,7 +53,7 @@ inline constexpr DrainCounterField kDrainCounterFields[] = {
      [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.size; }},
     // PR #2316's layout has no wide field left for these two, so they share readyTs: late in its
     // low half, sampled_out in its high half.
-    {"sampled_out", "steps left out on purpose: by sampling, read with the mask off, or a peer above 255",
+    {"sampled_out", "steps left out on purpose: by sampling, read with the mask off, or a peer or channel above 255",
      &DrainCounters::sampled_out, UINT32_MAX,
      [](ncclProfilerKernelStepDescr_t* d, uint64_t v) { d->readyTs = (d->readyTs & UINT32_MAX) | (v << 32); },
      [](const ncclProfilerKernelStepDescr_t& d) -> uint64_t { return d.readyTs >> 32; }},

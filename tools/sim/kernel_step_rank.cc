@@ -2,6 +2,7 @@
 #include "tools/sim/kernel_step_rank.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "katrace/step_ring.h"
@@ -48,6 +49,12 @@ KernelStepRank::KernelStepRank(const KernelStepRankOptions& options)
              options.activation_mask, DrainConfig(options)),
       writer_(rings_.views(), WriterOptions(options)),
       windows_(static_cast<size_t>(options.num_channels), std::vector<WorkWindow>(kWindowHistory)) {
+  // Without rings the rank still runs (its writer skips channels that have none, so the works
+  // still get their KernelCh windows); it says so once instead of dying on a null ring.
+  if (rings_.num_channels() != options.num_channels) {
+    std::fprintf(stderr, "katrace-sim: rank %d: %s; its KernelSteps are not written\n",
+                 options.rank, rings_.error().c_str());
+  }
   writer_.Start();
 }
 

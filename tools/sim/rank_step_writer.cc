@@ -154,6 +154,9 @@ void RankStepWriter::RunKernel(const std::vector<StepWork>& kernel) {
     const StepWork& work = kernel[w];
     if (work.roles.empty()) continue;
     ++counters_.works;
+    // A channel without a ring (its memory could not be mapped: KernelStepRank said so) runs
+    // its window unstamped.
+    if (work.channel < 0 || static_cast<size_t>(work.channel) >= rings_.size()) continue;
     for (const StepRole& role : work.roles) {
       if (role.num_steps == 0) continue;
       roles.push_back(RoleState{
@@ -162,7 +165,8 @@ void RankStepWriter::RunKernel(const std::vector<StepWork>& kernel) {
                   static_cast<uint32_t>(work.work_counter), role.peer, role.is_send, sample_every),
           windows[w].start_ns, (windows[w].stop_ns - windows[w].start_ns) / role.num_steps});
       max_steps = std::max(max_steps, role.num_steps);
-      const uint64_t kept = (role.num_steps + sample_every - 1) / sample_every;
+      // In 64 bits: num_steps + sample_every - 1 may pass 2^32.
+      const uint64_t kept = (uint64_t{role.num_steps} + sample_every - 1) / sample_every;
       counters_.steps += role.num_steps;
       counters_.starts_written += kept;
       counters_.stops_written += kept;
@@ -215,7 +219,8 @@ void RankStepWriter::RunKernel(const std::vector<StepWork>& kernel) {
     stop = std::max(stop, state.floor_ns);
   }
   for (size_t w = 0; w < kernel.size(); ++w) {
-    const uint64_t stop = channel_stop[static_cast<size_t>(kernel[w].channel)];
+    const size_t channel = static_cast<size_t>(kernel[w].channel);
+    const uint64_t stop = channel < channel_stop.size() ? channel_stop[channel] : 0;
     if (stop > windows[w].stop_ns) {
       windows[w].stop_ns = stop;
       ++counters_.stretched_works;
