@@ -5,9 +5,11 @@
 // of that signal, and the handlers are installed only when asked and put back afterwards.
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,12 +62,14 @@ class FlightRecorderTest : public PluginTest {
     mkdir(out_.c_str(), 0755);
   }
 
-  ProcessOutput Drive(long colls, const std::string& end, std::vector<std::string> env) {
+  // |before|: what the driver does just before |end| (flight_driver.cc: "take:PATH", "rmdir").
+  ProcessOutput Drive(long colls, const std::string& end, std::vector<std::string> env, const std::string& before = "") {
     env.push_back("KATRACE_OUTPUT=" + out_ + "/trace.json");
     env.push_back("KATRACE_SUMMARY=0");
     env.push_back("KATRACE_MODE=flight");
-    return RunProcess(BuildPath("test/flight_driver"), {PluginPath(), "run", std::to_string(colls), out_, end}, env,
-                      dir_);
+    std::vector<std::string> args = {PluginPath(), "run", std::to_string(colls), out_, end};
+    if (!before.empty()) args.push_back(before);
+    return RunProcess(BuildPath("test/flight_driver"), args, env, dir_);
   }
 
   // The newest collectives are there, as one unbroken run ending with the last one.
@@ -178,6 +182,82 @@ TEST_F(FlightRecorderTest, RaisedSigsegvLeavesACrashSpoolAndStillKills) { Expect
 TEST_F(FlightRecorderTest, ARealFaultLeavesACrashSpoolAndStillKills) { ExpectCrashDump("fault", SIGSEGV); }
 
 TEST_F(FlightRecorderTest, AbortLeavesACrashSpoolAndStillKills) { ExpectCrashDump("abort", SIGABRT); }
+
+// Regression: the crash spool's name is chosen at the session's start, when in flight mode no
+// file of the run exists yet, so two processes given the same KATRACE_OUTPUT choose the same one,
+// and they tend to crash together. The second found the name taken (O_EXCL) and wrote nothing,
+// without a word. Now it writes under its pid beside it, naming a trace of its own.
+TEST_F(FlightRecorderTest, ACrashDumpWhoseNameWasTakenGoesUnderThePid) {
+  std::vector<std::string> env = LeaveFatalSignalsAlone();
+  const std::string taken = out_ + "/trace.crash.json.kspool";
+  ProcessOutput r = Drive(2000, "segv", env, "take:" + taken);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+  std::vector<std::string> spools;
+  for (const auto& e : std::filesystem::directory_iterator(out_)) {
+    const std::string name = e.path().filename().string();
+    if (name.compare(0, 12, "trace.crash-") == 0) spools.push_back(e.path().string());
+  }
+  ASSERT_EQ(spools.size(), 1u) << "one dump beside the taken name: " << r.err;
+  const std::string spool = spools[0];
+  ASSERT_EQ(spool.substr(spool.size() - strlen(".json.kspool")), ".json.kspool") << spool;
+  EXPECT_NE(r.err.find("katrace-export " + spool), std::string::npos) << "says where it went: " << r.err;
+  ProcessOutput x = RunProcess(ToolPath("katrace-export"), {spool, "--quiet"}, {}, dir_);
+  ASSERT_EQ(x.exit_code, 0) << x.out << x.err;
+  const std::string trace = spool.substr(0, spool.size() - strlen(".kspool"));
+  ASSERT_TRUE(Exists(trace)) << "the dump names a trace of its own, not the other process's: " << x.out << x.err;
+  nlohmann::json t = ExpectValidTrace(trace);
+  ExpectNewestCollectives(t, 2000, false);
+  EXPECT_EQ(FlightFooter(t)["signal"].get<int>(), SIGSEGV);
+}
+
+// Regression: the trace's directory gone by the time of the crash (a cleanup, a lost mount)
+// lost the dump without a word. It goes to $TMPDIR, and when nothing can take it, one line says so.
+TEST_F(FlightRecorderTest, ACrashDumpWhoseDirectoryIsGoneGoesToTmpdirOrSaysItCouldNot) {
+  const std::string tmp = dir_ + "/tmp";
+  ASSERT_EQ(mkdir(tmp.c_str(), 0755), 0);
+  std::vector<std::string> env = LeaveFatalSignalsAlone();
+  env.push_back("TMPDIR=" + tmp);
+  ProcessOutput r = Drive(2000, "abort", env, "rmdir");
+  EXPECT_EQ(r.exit_code, 128 + SIGABRT) << r.err;
+  const std::string spool = tmp + "/trace.crash.json.kspool";
+  ASSERT_TRUE(Exists(spool)) << r.err;
+  EXPECT_NE(r.err.find("katrace-export " + spool), std::string::npos) << r.err;
+  ProcessOutput x = RunProcess(ToolPath("katrace-export"), {spool, "-o", dir_ + "/crash.json", "--quiet"}, {}, dir_);
+  ASSERT_EQ(x.exit_code, 0) << x.out << x.err;
+  ExpectNewestCollectives(ExpectValidTrace(dir_ + "/crash.json"), 2000, false);
+
+  ASSERT_EQ(mkdir(out_.c_str(), 0755), 0);
+  env = LeaveFatalSignalsAlone();
+  env.push_back("TMPDIR=" + dir_ + "/no-such-dir");
+  r = Drive(2000, "segv", env, "rmdir");
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+  EXPECT_NE(r.err.find("the flight recorder could not be written to " + out_ + "/trace.crash.json.kspool (No such file or directory)"),
+            std::string::npos)
+      << "no dump, and it says so: " << r.err;
+}
+
+// Regression: a ring smaller than one thread's block (a small KATRACE_FLIGHT_MB with a large
+// KATRACE_THREAD_BUFFER_KB, uncompressed) refused every such block without a word, and the dump's
+// one line read "0 events, 0 lost" after a run of 40000 collectives. It is said, once.
+TEST_F(FlightRecorderTest, ABlockLargerThanTheRingIsSaidOnce) {
+  ProcessOutput r = Drive(40000, "finalize",
+                          {"KATRACE_FLIGHT_MB=1", "KATRACE_THREAD_BUFFER_KB=65536", "KATRACE_SPOOL_COMPRESS=none",
+                           "KATRACE_FLIGHT_AT_EXIT=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json t = ExpectValidTrace(out_ + "/trace.flight-1.json");
+  const nlohmann::json flight = FlightFooter(t);
+  ASSERT_TRUE(flight.is_object());
+  // The writer cuts a block at least every 100 ms: a run slowed down (a sanitizer) may never
+  // make one larger than the ring.
+  if (flight["refused_blocks"].get<uint64_t>() == 0) GTEST_SKIP() << "no block outgrew the ring in this run";
+  size_t said = 0;
+  for (size_t at = r.err.find("larger than its whole ring"); at != std::string::npos;
+       at = r.err.find("larger than its whole ring", at + 1)) {
+    ++said;
+  }
+  EXPECT_EQ(said, 1u) << r.err;
+  EXPECT_NE(r.err.find("KATRACE_FLIGHT_MB"), std::string::npos) << r.err;
+}
 
 TEST_F(FlightRecorderTest, CrashHandlersAreInstalledOnlyInFlightModeAndPutBack) {
   auto handlers = [&](std::vector<std::string> env) {

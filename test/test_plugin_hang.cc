@@ -2,6 +2,8 @@
 // events while collectives are in flight gets "<trace>.hang.json" naming what is open, within
 // the timeout plus 1 s, once per hang; steady progress, an idle job, or the watchdog left off
 // (the default) get no report.
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -204,6 +206,64 @@ TEST_F(HangTest, AnUnwritableTraceDirectorySendsTheReportWhereTheSpoolWent) {
   EXPECT_EQ(r["communicators"][0]["open_channels"][0]["channel"], 1);
   v6().finalize(c.ctx);
   unsetenv("KATRACE_EXPORT");
+}
+
+// What the plugin prints on stderr while it lives, read back from a file standing in for fd 2.
+class StderrCapture {
+ public:
+  explicit StderrCapture(const std::string& path) : path_(path) {
+    fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ~StderrCapture() { Restore(); }
+  std::string Text() const { return ReadWholeFile(path_); }
+  void Restore() {
+    if (saved_ < 0) return;
+    fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    saved_ = -1;
+  }
+
+ private:
+  std::string path_;
+  int saved_ = -1;
+};
+
+// Regression: once the stuck work moved again, the report stayed on disk reading like a hang
+// that never ended (and katrace-stats --hang merges it as one), and nothing said it had ended.
+// One line says so, once, after the report's.
+TEST_F(HangTest, AHangThatEndsIsSaidToHaveEnded) {
+  setenv("KATRACE_HANG_TIMEOUT", "300ms", 1);
+  StderrCapture err(dir_ + "/stderr.txt");
+  Comm c = InitComm(0x7713, 0, 2);
+  void* coll = nullptr;
+  auto d = CollDescr(nullptr, "AllReduce", 1, 1024, 1);
+  v6().startEvent(c.ctx, &coll, &d);
+  v6().stopEvent(coll);
+  void* ch = nullptr;
+  auto kd = KernelChDescr(coll, 0, GpuNow());
+  v6().startEvent(c.ctx, &ch, &kd);
+  ASSERT_GT(WaitForReport(Clock::now(), std::chrono::milliseconds(3000)), 0) << err.Text();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(err.Text().find("the hang is over"), std::string::npos) << "still hung: " << err.Text();
+  ncclProfilerEventStateArgs_v6_t a{};
+  a.kernelCh.pTimer = GpuNow();
+  v6().recordEventState(ch, ncclProfilerKernelChStop, &a);
+  v6().stopEvent(ch);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string text = err.Text();
+  v6().finalize(c.ctx);
+  err.Restore();
+  const size_t hang = text.find("katrace: HANG: ");
+  const size_t over = text.find("katrace: the hang is over after ");
+  ASSERT_NE(over, std::string::npos) << text;
+  EXPECT_LT(hang, over) << text;
+  EXPECT_EQ(text.find("the hang is over", over + strlen("katrace: the hang is over")), std::string::npos) << "once: " << text;
+  EXPECT_NE(text.find("(" + report_ + " describes the stall)", over), std::string::npos) << text;
 }
 
 TEST_F(HangTest, NoReportWhileStepsKeepCompleting) {

@@ -28,16 +28,16 @@ class SimHangTest : public ::testing::Test {
 
   // One sim run of 4 ranks x 4 channels; |hang| empty for none. Returns its output.
   ProcessOutput RunSim(const std::string& trace, const std::string& hang, const std::string& timeout,
-                       std::vector<std::string> extra = {}) {
+                       std::vector<std::string> extra = {}, const std::vector<std::string>& env = {}) {
     std::vector<std::string> args = {"--plugin", PluginPath(), "--ranks", "4", "--channels", "4", "--quiet"};
     if (!hang.empty()) {
       args.insert(args.end(), {"--iters", "10", "--hang", hang, "--hang-for", "2500ms"});
     }
     args.insert(args.end(), extra.begin(), extra.end());
-    return RunProcess(ToolPath("katrace-sim"), args,
-                      {"KATRACE_OUTPUT=" + trace, "KATRACE_HANG_TIMEOUT=" + timeout, "KATRACE_SUMMARY=0",
-                       "KATRACE_MASK=coll,p2p,kernelch,kernelstep,proxyop,proxystep"},
-                      dir_);
+    std::vector<std::string> vars = {"KATRACE_OUTPUT=" + trace, "KATRACE_HANG_TIMEOUT=" + timeout, "KATRACE_SUMMARY=0",
+                                     "KATRACE_MASK=coll,p2p,kernelch,kernelstep,proxyop,proxystep"};
+    vars.insert(vars.end(), env.begin(), env.end());
+    return RunProcess(ToolPath("katrace-sim"), args, vars, dir_);
   }
   static int Count(const std::string& text, const std::string& what) {
     int n = 0;
@@ -53,11 +53,42 @@ class SimHangTest : public ::testing::Test {
   std::string dir_;
 };
 
+// Regression: with the trace written in place (/dev/null, /dev/stdout) the report was named
+// "<trace>.hang.json" all the same, so a job run as root made /dev/null.hang.json, a new file in
+// /dev. It goes to $TMPDIR under the trace's name, where the spool went.
+TEST_F(SimHangTest, TheReportOfATraceWrittenInPlaceGoesToTmpdir) {
+  const std::string in_dev = "/dev/null.hang.json";
+  const bool was_there = access(in_dev.c_str(), F_OK) == 0;
+  ProcessOutput r = RunSim("/dev/null", "2:1:7", "300ms", {}, {"TMPDIR=" + dir_});
+  const bool made = !was_there && access(in_dev.c_str(), F_OK) == 0;
+  if (made) unlink(in_dev.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(made) << "a file was made in /dev: " << r.err;
+  const std::string report = dir_ + "/null.hang.json";
+  EXPECT_NE(r.err.find("report " + report), std::string::npos) << r.err;
+  json parsed = ParseJson(ReadWholeFile(report), false);
+  ASSERT_TRUE(parsed.is_object()) << r.err;
+  EXPECT_EQ(parsed["communicators"].size(), 1u);
+}
+
+// Regression: in flight mode, a hang whose dump could not be written anywhere got one line,
+// "a hang was detected but its report could not be built (cannot open '': ...)": not how long,
+// nor how much was in flight, which the watchdog knew without any file.
+TEST_F(SimHangTest, AHangWhoseDumpCannotBeWrittenIsStillSaid) {
+  ProcessOutput r = RunSim("/proc/katrace-no-such-dir/t.json", "2:1:7", "300ms", {},
+                           {"TMPDIR=/proc/katrace-no-such-dir", "KATRACE_MODE=flight"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Count(r.err, "katrace: HANG: no event completed for "), 1) << r.err;
+  EXPECT_NE(r.err.find(" collectives in flight; no report ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot open ''"), std::string::npos) << r.err;
+}
+
 TEST_F(SimHangTest, ReportNamesOnlyTheInjectedRankChannelAndPeer) {
   const std::string trace = dir_ + "/hang.json";
   ProcessOutput r = RunSim(trace, "2:1:7", "1s");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Count(r.err, "katrace: HANG"), 1) << "once per hang: " << r.err;
+
   struct stat st;
   ASSERT_EQ(stat((trace + ".hang.json").c_str(), &st), 0) << r.err;
   json report = ParseJson(ReadWholeFile(trace + ".hang.json"), false);
@@ -101,6 +132,7 @@ TEST_F(SimHangTest, NoReportWhileTheRunProgresses) {
   struct stat st;
   EXPECT_NE(stat((trace + ".hang.json").c_str(), &st), 0) << "no report without a hang: " << r.err;
   EXPECT_EQ(Count(r.err, "HANG"), 0) << r.err;
+  EXPECT_EQ(Count(r.err, "hang is over"), 0) << "no end of a hang that was not reported: " << r.err;
 }
 
 TEST_F(SimHangTest, BadHangOptionsGetOneClearLine) {

@@ -1,6 +1,10 @@
 // The flight recorder's crash dump: handlers for SIGSEGV, SIGBUS and SIGABRT that write the ring
 // to a spool named when the session started, then put the previous disposition back and raise
 // the signal again, so it proceeds as it would have (a core dump, the application's own handler).
+// Where that name is taken by then (another process given the same KATRACE_OUTPUT crashed first)
+// or its directory cannot take it, the dump goes under this process's pid beside it
+// ("<stem>.crash-<pid>.json.kspool", naming its own trace), then to $TMPDIR; every outcome,
+// none written included, is one stderr line.
 // Inside the handler: open, write, close, clock_gettime, nanosleep and sigaction only; every
 // byte it needs beyond the ring (path, Process record, message) is prepared at Install.
 // Best effort, by nature: a process that corrupted its own memory may not get this far. The

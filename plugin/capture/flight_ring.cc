@@ -7,7 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string>
+
 #include "plugin/capture/block_frame.h"
+#include "plugin/logger.h"
 
 namespace katrace {
 namespace {
@@ -129,6 +132,12 @@ void FlightRing::Add(const uint8_t* frame, uint32_t frame_bytes, uint32_t payloa
   if (frame_bytes > cap) {
     // Never held, and its sticky records were kept: from here on it reads as evicted.
     refused_blocks_.fetch_add(1, std::memory_order_relaxed);
+    // Said, or a ring smaller than a thread's block (KATRACE_THREAD_BUFFER_KB large, a small
+    // KATRACE_FLIGHT_MB, no compression) holds nothing, and a dump of it reads "0 events, 0 lost".
+    WarnOnce(&oversize_warned_, "the flight recorder refuses a block of " + std::to_string(frame_bytes >> 10) +
+                                    " KiB, larger than its whole ring (" + std::to_string(cap >> 10) +
+                                    " KiB of KATRACE_FLIGHT_MB): such blocks are missing from every dump (counted "
+                                    "there as refused_blocks); raise KATRACE_FLIGHT_MB or lower KATRACE_THREAD_BUFFER_KB");
     RaiseCut(max_ticks);
     adding_tid_.store(0, std::memory_order_seq_cst);
     return;

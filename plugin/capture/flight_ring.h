@@ -105,6 +105,7 @@ class FlightRing {
   std::atomic<uint64_t> cut_ticks_{0};
   std::atomic<bool> frozen_{false};
   std::atomic<uint32_t> adding_tid_{0};  // the thread inside Add, 0 when none
+  std::atomic<bool> oversize_warned_{false};  // a block larger than the ring was said
 };
 
 }  // namespace katrace

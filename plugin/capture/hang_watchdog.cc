@@ -37,19 +37,25 @@ bool HangWatchdog::Check(uint64_t now_ticks, uint64_t now_monotonic_ns, bool wor
   if (!work_in_flight) {
     // Nothing waits: an idle job does not hang, and the next hang is a new one.
     last_progress_ticks_.store(now_ticks, std::memory_order_relaxed);
-    fired_ = false;
+    Clear(now_monotonic_ns);
     return false;
   }
   const uint64_t last = last_progress_ticks_.load(std::memory_order_relaxed);
   if (fired_) {
-    if (last != fired_progress_ticks_) fired_ = false;  // completions resumed: armed again
+    if (last != fired_progress_ticks_) Clear(now_monotonic_ns);  // completions resumed: armed again
     return false;
   }
-  const uint64_t idle_ns = static_cast<int64_t>(now_ticks - last) > 0 ? TicksToNs(now_ticks - last) : 0;
+  uint64_t idle_ns = static_cast<int64_t>(now_ticks - last) > 0 ? TicksToNs(now_ticks - last) : 0;
+  // Until the tick rate is measured a tick counts as a nanosecond, which a TSC at 3 GHz makes
+  // three times too long: the first checks would call 40 ms of a first collective a hang of
+  // 120 ms. No progress is older than the watchdog's arming, so what passed since bounds it.
+  const uint64_t since_armed_ns = now_monotonic_ns - origin_ns_;
+  if (idle_ns > since_armed_ns) idle_ns = since_armed_ns;
   if (idle_ns < timeout_ns_) return false;
   fired_ = true;
   fired_progress_ticks_ = last;
   sighting->last_progress_monotonic_ns = now_monotonic_ns - idle_ns;
+  fired_progress_ns_ = sighting->last_progress_monotonic_ns;
   sighting->detected_monotonic_ns = now_monotonic_ns;
   return true;
 }

@@ -63,6 +63,15 @@ class HangWatchdog {
   // Writer thread: true once per hang, with what it saw. While nothing is in flight the clock
   // restarts at every check: the idle time before work arrives is no hang.
   bool Check(uint64_t now_ticks, uint64_t now_monotonic_ns, bool work_in_flight, HangSighting* sighting);
+  // Writer thread: true once after a reported hang ended (a completion came, or nothing is in
+  // flight any more), with how long it had lasted by then; its report stays on disk, so the
+  // caller says it is over.
+  bool TakeCleared(uint64_t* lasted_ns) {
+    if (cleared_ns_ == 0) return false;
+    *lasted_ns = cleared_ns_;
+    cleared_ns_ = 0;
+    return true;
+  }
 
  private:
   uint64_t TicksToNs(uint64_t ticks) const;
@@ -76,6 +85,13 @@ class HangWatchdog {
   uint64_t next_check_ns_ = 0;
   bool fired_ = false;
   uint64_t fired_progress_ticks_ = 0;
+  uint64_t fired_progress_ns_ = 0;  // the sighting's last progress
+  uint64_t cleared_ns_ = 0;         // a reported hang ended, after this long (0: none to say)
+  void Clear(uint64_t now_monotonic_ns) {
+    if (!fired_) return;
+    fired_ = false;
+    cleared_ns_ = now_monotonic_ns > fired_progress_ns_ ? now_monotonic_ns - fired_progress_ns_ : 1;
+  }
 };
 
 }  // namespace katrace

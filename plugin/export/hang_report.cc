@@ -151,20 +151,33 @@ class Writer {
 
 const char* Direction(const OpenEvent& e) { return !e.direction_known ? "unknown" : e.send ? "send" : "recv"; }
 
+// The first stderr line: what the watchdog itself saw, which needs no spool.
+std::string HeadLine(const HangReportInput& in) {
+  const Writer w(in);
+  return "katrace: HANG: no event completed for " + Writer::Seconds(w.Ago(in.last_progress_monotonic_ns)) +
+         " s with " + std::to_string(in.in_flight) + (in.in_flight == 1 ? " collective" : " collectives") +
+         " in flight; ";
+}
+
+// No report: the hang is still said, with why there is no more to say.
+HangReportResult Unreadable(const HangReportInput& in, const std::string& why) {
+  HangReportResult result;
+  result.message = why;
+  result.summary = HeadLine(in) + "no report (" + why + ")\n";
+  return result;
+}
+
 HangReportResult Build(const HangReportInput& in) {
   HangReportResult result;
+  // The capture could not be made readable (a flight dump that could not be written, said in its
+  // own warning): the watchdog's own sighting is all there is.
+  if (in.spool_path.empty()) return Unreadable(in, "the capture could not be written out for it");
   SpoolReader file;
   std::string error;
-  if (!file.Open(in.spool_path, &error)) {
-    result.message = error;
-    return result;
-  }
+  if (!file.Open(in.spool_path, &error)) return Unreadable(in, error);
   ExportProgress progress(false, "");
   SpoolIndex index;
-  if (!ScanSpool(file, 1, &progress, &index, &error)) {
-    result.message = in.spool_path + ": " + error;
-    return result;
-  }
+  if (!ScanSpool(file, 1, &progress, &index, &error)) return Unreadable(in, in.spool_path + ": " + error);
   Collector collector;
   {
     EventAssembler assembler(index, 1u << 20, [&](const AssembledEvent& e) { collector.Add(e); });
@@ -197,10 +210,7 @@ HangReportResult Build(const HangReportInput& in) {
   j.Key("tasks_in_flight").Int(in.in_flight).Char(',');
   j.Key("communicators").Char('[');
 
-  const std::string head = "katrace: HANG: no event completed for " +
-                           Writer::Seconds(w.Ago(in.last_progress_monotonic_ns)) + " s with " +
-                           std::to_string(in.in_flight) + (in.in_flight == 1 ? " collective" : " collectives") +
-                           " in flight; ";
+  const std::string head = HeadLine(in);
   std::string text;
   bool first_comm = true;
   for (const CommHang& c : comms) {
@@ -318,19 +328,24 @@ HangReportResult Build(const HangReportInput& in) {
   return result;
 }
 
+// Unreadable, from a catch: out of memory again, it says nothing rather than throw.
+HangReportResult Said(const HangReportInput& in, const char* what) {
+  try {
+    return Unreadable(in, std::string("hang report failed") + (what != nullptr ? std::string(": ") + what : ""));
+  } catch (...) {
+    return HangReportResult{};
+  }
+}
+
 }  // namespace
 
 HangReportResult WriteHangReport(const HangReportInput& input) {
   try {
     return Build(input);
   } catch (const std::exception& e) {
-    HangReportResult r;
-    r.message = std::string("hang report failed: ") + e.what();
-    return r;
+    return Said(input, e.what());
   } catch (...) {
-    HangReportResult r;
-    r.message = "hang report failed";
-    return r;
+    return Said(input, nullptr);
   }
 }
 
