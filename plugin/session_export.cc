@@ -20,9 +20,16 @@ bool ExportSessionSpool(const SessionExport& job, const Config& config) {
   options.progress = job.progress;
   ExportReport report = ExportSpool(job.spool, options);
   if (report.ok) {
+    std::string more;
+    if (report.incomplete != 0) more += ", " + std::to_string(report.incomplete) + " incomplete";
+    // A flight dump whose blocks were each larger than the ring holds nothing: say why.
+    if (report.refused_blocks != 0) {
+      more += ", " + std::to_string(report.refused_blocks) +
+              " blocks were refused (larger than the ring, or after a crash froze it)";
+    }
     fprintf(stderr, "katrace: %s %s: %llu events, %llu lost%s\n", job.label, report.trace_path.c_str(),
             static_cast<unsigned long long>(report.events), static_cast<unsigned long long>(report.dropped),
-            report.incomplete != 0 ? (", " + std::to_string(report.incomplete) + " incomplete").c_str() : "");
+            more.c_str());
     // The failure message carries it otherwise.
     if (!report.summary_error.empty()) Warn(report.summary_error);
   } else {

@@ -162,6 +162,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   report.cut_offset = index.cut_offset;
   report.cut_reason = index.cut_reason;
   report.damaged_blocks = index.damaged_blocks;
+  if (index.flight) report.refused_blocks = index.flight_body.refused_blocks;
   report.waits = index.counters.waits;
   for (int k = 0; k < spool::kCounterKinds; ++k) report.dropped += index.counters.dropped[k];
 
@@ -394,6 +395,12 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   if (index.flight) {
     m += "; a flight recorder dump (" + index.flight_reason + "): " + std::to_string(index.flight_body.evicted_blocks) +
          " older blocks were evicted";
+    // Blocks the ring never held (each larger than the whole ring, or after a crash froze it):
+    // with none held, the dump would otherwise read as a run that recorded nothing.
+    if (index.flight_body.refused_blocks != 0) {
+      m += ", " + std::to_string(index.flight_body.refused_blocks) +
+           " blocks were refused (larger than the ring, or after a crash froze it)";
+    }
     if (ac.cut_starts + ac.orphans + ac.unknown_parents != 0) {
       m += "; left out " + std::to_string(ac.cut_starts) + " events that started before the cut, " +
            std::to_string(ac.orphans) + " states/stops of events cut or evicted, and drew " +

@@ -48,6 +48,7 @@ struct ExportReport {
   bool clean_end = false;       // the spool ended with an End record
   bool cut = false; uint64_t cut_offset = 0; std::string cut_reason;  // where a torn/killed spool stops
   uint64_t damaged_blocks = 0;  // blocks skipped in the middle of the spool (bad CRC, undecodable)
+  uint64_t refused_blocks = 0;  // a flight dump's blocks the ring never held (larger than it, or after a crash)
   std::string summary_text;     // the same text as printed (without summary or summary_path: the count lines only)
   std::string summary_error;    // why the summary file asked for was not written ("" when it was, or none was asked)
 };
