@@ -43,8 +43,10 @@ void CheckForHang(Session* s) {
     if (s->watchdog.TakeCleared(&lasted_ns)) {
       fprintf(stderr,
               "katrace: the hang is over after %.3f s: work completes again, or none is left in flight (%s "
-              "describes the stall)\n",
-              static_cast<double>(lasted_ns) * 1e-9, ReportPath(*s).c_str());
+              "describes the stall); the next hang is reported after %.3f s without a completion (the "
+              "timeout doubles after each hang that ends)\n",
+              static_cast<double>(lasted_ns) * 1e-9, ReportPath(*s).c_str(),
+              static_cast<double>(s->watchdog.timeout_ns()) * 1e-9);
     }
     return;
   }
@@ -52,7 +54,7 @@ void CheckForHang(Session* s) {
   HangReportRequest in;
   in.spool_path = s->spool->DumpNow("hang");
   in.report_path = ReportPath(*s);
-  in.timeout_ns = s->config.hang_timeout_ns;
+  in.timeout_ns = s->watchdog.timeout_ns();
   in.last_progress_monotonic_ns = sighting.last_progress_monotonic_ns;
   in.in_flight = TasksInFlight(s, INT64_MAX);
   in.detected_monotonic_ns = NowMonotonicNs();

@@ -78,16 +78,43 @@ TEST(HostileWatchdog, TheEndOfAReportedHangIsSaidOnce) {
   ASSERT_TRUE(w.TakeCleared(&lasted));
   EXPECT_EQ(lasted, 140 * kMs) << "from the last completion before the hang to the check that saw it end";
   EXPECT_FALSE(w.TakeCleared(&lasted)) << "once";
-  // Hung again, then nothing left in flight: over too.
-  for (at += 20 * kMs; at <= 300 * kMs; at += 20 * kMs) w.Check(h.Ticks(at), h.Ns(at), true, &s);
+  // Hung again (for the doubled timeout, 200 ms), then nothing left in flight: over too.
+  for (at += 20 * kMs; at <= 340 * kMs; at += 20 * kMs) w.Check(h.Ticks(at), h.Ns(at), true, &s);
   EXPECT_FALSE(w.TakeCleared(&lasted));
   w.Check(h.Ticks(at), h.Ns(at), false, &s);
   EXPECT_TRUE(w.TakeCleared(&lasted));
   // Idle, or busy below the timeout: no hang, so no end of one.
-  for (at += 20 * kMs; at <= 400 * kMs; at += 20 * kMs) {
+  for (at += 20 * kMs; at <= 440 * kMs; at += 20 * kMs) {
     w.Check(h.Ticks(at), h.Ns(at), false, &s);
     EXPECT_FALSE(w.TakeCleared(&lasted));
   }
+}
+
+// A timeout shorter than the job's collectives reported every one (and in flight mode dumped
+// the ring each time, without end): after each reported hang that ends, the timeout doubles, so
+// the same 150 ms collective is reported once, and a longer stall is still reported.
+TEST(HostileWatchdog, AHangThatEndsDoublesTheTimeout) {
+  Host h;
+  h.ticks_per_ns = 1;
+  HangWatchdog w;
+  w.Arm(100 * kMs, h.Ticks(0), h.Ns(0));
+  HangSighting s;
+  uint64_t at = 0;
+  int reports = 0;
+  // Four collectives of 150 ms each, back to back: a completion every 150 ms.
+  for (uint64_t done = 150 * kMs; done <= 600 * kMs; done += 150 * kMs) {
+    for (; at < done; at += 10 * kMs) reports += w.Check(h.Ticks(at), h.Ns(at), true, &s) ? 1 : 0;
+    w.NoteProgress(h.Ticks(done));
+  }
+  EXPECT_EQ(reports, 1) << "only the first 150 ms collective is taken for a hang";
+  EXPECT_EQ(w.timeout_ns(), 200 * kMs);
+  // A real stall: reported after the doubled timeout.
+  const uint64_t stalled = at;
+  bool fired = false;
+  for (; at <= stalled + 300 * kMs && !fired; at += 10 * kMs) fired = w.Check(h.Ticks(at), h.Ns(at), true, &s);
+  ASSERT_TRUE(fired);
+  EXPECT_GE(at - 10 * kMs - stalled, 200 * kMs);
+  EXPECT_LE(at - 10 * kMs - stalled, 230 * kMs);
 }
 
 }  // namespace

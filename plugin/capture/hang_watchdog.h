@@ -2,7 +2,10 @@
 // feed it; the spool writer thread asks it every 20 ms whether the job hangs: work in flight (the
 // writer finds that out itself, from the pools' live Coll/P2p slots, so the callbacks keep no
 // counter) and no completion for the timeout. It says so once per hang; once completions resume,
-// or nothing is in flight, it is armed again.
+// or nothing is in flight, it is armed again, with the timeout doubled: a hang that ends was most
+// likely work longer than the timeout (a timeout shorter than a collective reported every one,
+// and in flight mode dumped the ring each time), so the false reports of a job are at most
+// log2(its longest work / the timeout), and a real hang is still reported.
 //
 // The progress time is kept coarsely so the hot path stays cheap: a completing callback reads one
 // shared word and writes it only when it moved by a millisecond or more, so the cache line is
@@ -12,6 +15,7 @@
 
 #include <stdint.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -66,6 +70,9 @@ class HangWatchdog {
   // Writer thread: true once after a reported hang ended (a completion came, or nothing is in
   // flight any more), with how long it had lasted by then; its report stays on disk, so the
   // caller says it is over.
+  // The timeout now: the configured one, doubled after each reported hang that ended, to at most
+  // an hour (or the configured one, when longer).
+  uint64_t timeout_ns() const { return timeout_ns_; }
   bool TakeCleared(uint64_t* lasted_ns) {
     if (cleared_ns_ == 0) return false;
     *lasted_ns = cleared_ns_;
@@ -91,6 +98,8 @@ class HangWatchdog {
     if (!fired_) return;
     fired_ = false;
     cleared_ns_ = now_monotonic_ns > fired_progress_ns_ ? now_monotonic_ns - fired_progress_ns_ : 1;
+    constexpr uint64_t kLongestBackoffNs = 3600ull * 1000 * 1000 * 1000;
+    if (timeout_ns_ < kLongestBackoffNs) timeout_ns_ = std::min(2 * timeout_ns_, kLongestBackoffNs);
   }
 };
 
