@@ -95,6 +95,15 @@ ActivitySummary::Target ActivitySummary::Lookup(std::string_view category, std::
 }
 
 void ActivitySummary::Add(const ActivitySlice& s) {
+  // An incomplete KernelStep's halves carry no flag of their own: the transfer half of a step
+  // whose stop never came has no true length either, and the per-channel and per-peer tables
+  // leave out both halves of such a step.
+  if (s.category == "KernelStepWait" || s.category == "KernelStepTransfer") {
+    if (after_incomplete_step_ && s.owner == incomplete_step_) return;
+  } else {
+    after_incomplete_step_ = s.incomplete && s.category == "KernelStep";
+    incomplete_step_ = s.id;
+  }
   // A GPU slice at host times (no stamps, or stamps outside the run) says nothing of GPU time.
   if (s.incomplete || s.abandoned || (s.host_timed && (s.category == "KernelCh" || s.category == "KernelStep"))) return;
   if (IsSharedGpuWork(s.category)) {

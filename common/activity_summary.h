@@ -4,8 +4,9 @@
 //
 // What it decides, in one place for both:
 // - Which slices count: every kind on the summarized side of katrace/event_kinds.h, leaving out
-//   incomplete slices (no true duration), KernelCh slices timed on the host (no GPU stamps) and
-//   abandoned KernelSteps (their stop never came).
+//   incomplete slices (no true duration) with the wait and transfer halves of an incomplete
+//   KernelStep (the exporter draws them without the flag, right after their step), KernelCh
+//   slices timed on the host (no GPU stamps) and abandoned KernelSteps (their stop never came).
 // - Row names: "<kind> <name>", without the repetition the raw names carry: "Group" not
 //   "Group Group", "GroupApi" not "GroupApi Group", "ProxyStep Recv" not "ProxyStep RecvStep",
 //   "KernelStep Send wait" not "KernelStepWait Send wait" (see RowName).
@@ -41,6 +42,10 @@ struct ActivitySlice {
   uint64_t comm = 0;
   int64_t rank = -1;
   int64_t channel = -1;
+  // A KernelStep's record id (its `id` arg), and a KernelStepWait's or KernelStepTransfer's
+  // step (its `kernel_step` arg): the halves of an incomplete step are left out with it.
+  uint64_t id = 0;
+  uint64_t owner = 0;
 };
 
 // "<category> <name>" without repetition (see the header note); |name| empty gives the category.
@@ -87,6 +92,10 @@ class ActivitySummary {
   static constexpr size_t kSharedIndex = 4 * kSharedWindow;  // direct-mapped: hash -> ring slot
   void AddShared(const ActivitySlice& slice);
   void FlushShared(Shared* shared);
+
+  // The incomplete KernelStep just seen, whose halves come next; none after any other slice.
+  bool after_incomplete_step_ = false;
+  uint64_t incomplete_step_ = 0;
 
   std::vector<CacheEntry> cache_;
   std::vector<Shared> ring_;

@@ -349,11 +349,15 @@ DurationUnit UnitForColumn(const std::vector<double>& values_ns) {
 }
 
 // Integer arithmetic after one rounding, so a value never prints as "999.9995" rounded up oddly.
+// A Total Time past 2^63 ns (a few garbage durations of centuries) is beyond llround, which then
+// gave INT64_MAX or worse, so the text disagreed with the CSV and JSON: rounded as a double here,
+// held at UINT64_MAX past it, and divided without adding first so nothing wraps.
 std::string FormatInUnit(double ns, DurationUnit unit) {
-  const uint64_t n = ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
+  const double rounded = std::round(ns);
+  const uint64_t n = !(rounded > 0) ? 0 : rounded >= 18446744073709551616.0 ? UINT64_MAX : static_cast<uint64_t>(rounded);
   if (unit.ns == 1) return WithThousands(n);
   const uint64_t step = unit.ns / 1000;  // one thousandth of the unit, in ns
-  const uint64_t thousandths = (n + step / 2) / step;
+  const uint64_t thousandths = n / step + (n % step >= step - step / 2 ? 1 : 0);
   std::string frac = Unsigned(thousandths % 1000);
   frac.insert(0, 3 - frac.size(), '0');
   return WithThousands(thousandths / 1000) + "." + frac;

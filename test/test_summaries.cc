@@ -178,6 +178,35 @@ TEST_F(SummariesTest, PluginSummaryIsBusyTimeOneUnitPerColumnNoRepeatsNoDuplicat
   EXPECT_EQ(gpu_names.count("CollGpu Recv"), 0u) << gpu.text;
 }
 
+// A hung channel leaves KernelSteps that never stop: the exporter marks each incomplete and draws
+// its wait and transfer halves right after it, without the flag. The plugin's summary left out
+// the step but counted its halves (one more transfer than steps, a zero-length one among them);
+// no half may outnumber its steps, and katrace-stats agrees with the plugin.
+TEST_F(SummariesTest, HalvesOfIncompleteKernelStepsAreLeftOutWithThem) {
+  const std::string trace = Simulate("hang.json", {"--ranks", "4", "--channels", "2", "--iters", "5",
+                                                   "--hang", "1:0:3", "--hang-for", "300ms"});
+  const std::string summary = ReadWholeFile(trace + ".summary.txt");
+  const Table gpu = ParseTable(summary, "katrace GPU-side summary");
+  ASSERT_FALSE(gpu.names.empty()) << summary;
+  const ProcessOutput stats = RunProcess(ToolPath("katrace-stats"), {"--report", "gpu", trace}, {}, dir_);
+  EXPECT_EQ(ParseTable(stats.out, "katrace GPU-side summary").text, gpu.text) << "katrace-stats differs";
+  ASSERT_NE(LoadTrace(trace).dump().find("\"incomplete\":true"), std::string::npos) << "no hang in the trace";
+  const size_t instances = 3;  // Time (%), Busy, Total Time, Instances
+  ASSERT_EQ(gpu.header[instances], "Instances") << gpu.text;
+  auto count = [&](const std::string& name) {
+    for (size_t r = 0; r < gpu.names.size(); ++r) {
+      if (gpu.names[r] == name) return Number(gpu.cells[r][instances]);
+    }
+    return 0.0;
+  };
+  for (const std::string dir : {"Send", "Recv"}) {
+    const double steps = count("KernelStep " + dir);
+    ASSERT_GT(steps, 0) << gpu.text;
+    EXPECT_LE(count("KernelStep " + dir + " wait"), steps) << gpu.text;
+    EXPECT_LE(count("KernelStep " + dir + " transfer"), steps) << gpu.text;
+  }
+}
+
 // The simulator runs every rank in one process: each rank is its own pid, so one file is two
 // ranks to katrace-stats, and two such files (two processes, the same pids) merge into four.
 TEST_F(SummariesTest, RealTwoRankFilesCountAndMergeByPid) {

@@ -19,6 +19,9 @@ void ExportSummary::Summarize(const SliceEvent& e) {
   for (size_t i = 0; i < e.nargs; ++i) {
     const Arg& a = e.args[i];
     switch (a.key.size()) {
+      case 2:
+        if (a.key == "id") s.id = a.u;
+        break;
       case 4:
         if (a.key == "comm") {
           s.comm = a.u;
@@ -38,6 +41,9 @@ void ExportSummary::Summarize(const SliceEvent& e) {
         } else if (a.key == "host_timed") {
           s.host_timed = a.u != 0;
         }
+        break;
+      case 11:
+        if (a.key == "kernel_step") s.owner = a.u;
         break;
       default:
         break;

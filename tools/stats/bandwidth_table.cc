@@ -12,6 +12,11 @@ double BandwidthTable::BusFactor(const std::string& func, int64_t n) {
   return 1.0;
 }
 
+double BandwidthTable::SizeFactor(const std::string& func, int64_t n) {
+  if (func == "AllGather" || func == "ReduceScatter") return n > 0 ? static_cast<double>(n) : 0;
+  return 1.0;
+}
+
 void BandwidthTable::Add(const std::string& func, uint64_t bytes, uint64_t comm,
                          uint64_t gpu_ns) {
   cells_[{func, bytes, comm}].Add(gpu_ns);
@@ -29,9 +34,11 @@ std::vector<BandwidthTable::Row> BandwidthTable::Rows(const CommSizes& sizes) co
     std::tie(row.func, row.bytes, row.nranks) = key;
     row.time = stats;
     const double mean = stats.mean_ns();
-    row.algbw_gbps = mean > 0 ? static_cast<double>(row.bytes) / mean : 0;
-    row.has_busbw = row.nranks > 0;
-    row.busbw_gbps = row.algbw_gbps * BusFactor(row.func, row.nranks);
+    const double size_factor = SizeFactor(row.func, row.nranks);
+    row.has_algbw = mean > 0 && size_factor > 0;
+    row.algbw_gbps = row.has_algbw ? static_cast<double>(row.bytes) * size_factor / mean : 0;
+    row.has_busbw = row.has_algbw && row.nranks > 0;
+    row.busbw_gbps = row.has_busbw ? row.algbw_gbps * BusFactor(row.func, row.nranks) : 0;
     rows.push_back(std::move(row));
   }
   return rows;

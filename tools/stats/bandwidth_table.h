@@ -1,6 +1,9 @@
-// Algorithm and bus bandwidth per collective size, the nccl-tests way: AlgBW = bytes / time and
+// Algorithm and bus bandwidth per collective size, the nccl-tests way: AlgBW = size / time and
 // BusBW = AlgBW * factor, factor 2(n-1)/n for AllReduce, (n-1)/n for AllGather and
-// ReduceScatter, 1 otherwise, with time the Coll/P2p's GPU extent and bytes its `bytes` arg.
+// ReduceScatter, 1 otherwise, with time the Coll/P2p's GPU extent. nccl-tests' size is the whole
+// buffer, but a Coll's `bytes` arg is NCCL's count times the type size, and NCCL counts one
+// rank's share for AllGather (sendcount) and ReduceScatter (recvcount): their size is n x bytes,
+// so they need the communicator size even for AlgBW.
 #ifndef KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
 #define KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
 
@@ -26,12 +29,17 @@ class BandwidthTable {
     DurationStats time;
     double algbw_gbps = 0;  // from the mean time; GB/s = bytes/ns
     double busbw_gbps = 0;
+    // Unknown without a GPU time above zero, or without n where the size needs it.
+    bool has_algbw = false;
     bool has_busbw = false;
   };
   // Rows per (func, bytes, communicator size), sorted by func then bytes.
   std::vector<Row> Rows(const CommSizes& sizes) const;
 
   static double BusFactor(const std::string& func, int64_t nranks);
+  // nccl-tests' size over the `bytes` arg: n for AllGather and ReduceScatter, 1 otherwise; 0 when
+  // it needs n and n is unknown.
+  static double SizeFactor(const std::string& func, int64_t nranks);
 
  private:
   std::map<std::tuple<std::string, uint64_t, uint64_t>, DurationStats> cells_;

@@ -105,8 +105,10 @@ Json GridJson(const Grid& grid) {
 }
 
 Grid BandwidthGrid(const StatsState& state) {
-  Grid grid{"Bandwidth per collective size (AlgBW = bytes / mean GPU time; BusBW = AlgBW x "
-            "2(n-1)/n for AllReduce, (n-1)/n for AllGather and ReduceScatter, 1 otherwise)",
+  Grid grid{"Bandwidth per collective size, as nccl-tests computes it (AlgBW = size / mean GPU "
+            "time, size = Size, n x Size for AllGather and ReduceScatter, whose Size is one rank's "
+            "share; BusBW = AlgBW x 2(n-1)/n for AllReduce, (n-1)/n for AllGather and "
+            "ReduceScatter, 1 otherwise)",
             {{"Function", "Function", "func"},
              {"Size", "Size (B)", "bytes"},
              {"Ranks", "Ranks", "nranks"},
@@ -122,10 +124,11 @@ Grid BandwidthGrid(const StatsState& state) {
     const std::string ranks = row.nranks > 0 ? std::to_string(row.nranks) : "?";
     grid.AddRow({row.func, SizeText(row.bytes), ranks, std::to_string(row.time.count()),
                  "", "",
-                 Fixed(row.algbw_gbps, 2), row.has_busbw ? Fixed(row.busbw_gbps, 2) : "n/a"},
+                 row.has_algbw ? Fixed(row.algbw_gbps, 2) : "n/a",
+                 row.has_busbw ? Fixed(row.busbw_gbps, 2) : "n/a"},
                 {row.func, row.bytes, row.nranks, row.time.count(),
                  std::round(row.time.mean_ns() * 10) / 10, std::round(row.time.median_ns() * 10) / 10,
-                 std::round(row.algbw_gbps * 1000) / 1000,
+                 row.has_algbw ? Json(std::round(row.algbw_gbps * 1000) / 1000) : Json(),
                  row.has_busbw ? Json(std::round(row.busbw_gbps * 1000) / 1000) : Json()});
   }
   return grid;
@@ -169,13 +172,15 @@ Grid LinkGrid(const std::vector<SlowLinks::Finding>& findings, bool channels) {
             {},
             {}};
   for (const auto& f : findings) {
-    const double share = f.instances == 0 ? 0 : 100.0 * f.slowest / f.instances;
+    // Rounded once for text and JSON alike: to_chars rounds a tie (6.25) to even, std::round away
+    // from zero, so rounding each on its own printed 6.2 in the text and 6.3 in the JSON.
+    const double share = std::round((f.instances == 0 ? 0 : 100.0 * f.slowest / f.instances) * 10) / 10;
     const double ratio = f.sibling_median_ns > 0 ? f.mean_step_ns / f.sibling_median_ns : 0;
     const std::string link = ParticipantLabel(f.pid, f.comm_rank) + (f.send ? " send" : " recv") +
                              (channels ? " ch " : " peer ") + std::to_string(f.index);
     grid.AddRow({Fixed(share, 1), std::to_string(f.instances), "", "", Fixed(ratio, 2),
                  Hex16(f.comm), link},
-                {std::round(share * 10) / 10, f.instances, std::round(f.mean_step_ns * 10) / 10,
+                {share, f.instances, std::round(f.mean_step_ns * 10) / 10,
                  std::round(f.sibling_median_ns * 10) / 10, std::round(ratio * 1000) / 1000,
                  Hex16(f.comm), link});
   }

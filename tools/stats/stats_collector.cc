@@ -59,21 +59,24 @@ class StatsCollector : public TraceVisitor {
       state_->comm_sizes.NoteRank(comm, comm_rank);
     }
     const bool incomplete = IsTrue(*args, "incomplete");
-    if (incomplete) {
-      ++state_->incomplete_left_out;
-    } else {
-      // The same slice the plugin's summary saw, on a timeline all files share.
+    if (incomplete) ++state_->incomplete_left_out;
+    {
+      // The same slice the plugin's summary saw, on a timeline all files share. Incomplete ones
+      // too: the summary leaves them out, and with an incomplete KernelStep its halves.
       const std::string name = StringField(json, "name");
       ActivitySlice slice;
       slice.category = cat;
       slice.name = name;
       slice.start_ns = start_ns;
       slice.duration_ns = static_cast<uint64_t>(dur_ns);
+      slice.incomplete = incomplete;
       slice.host_timed = IsTrue(*args, "host_timed");
       slice.abandoned = IsTrue(*args, "abandoned");
       slice.comm = has_comm ? comm : 0;
       slice.rank = comm_rank;
       if (const Json* v = Field(*args, "channel")) AsInt64(*v, &slice.channel);
+      if (const Json* v = Field(*args, "id")) AsUint64(*v, &slice.id);
+      if (const Json* v = Field(*args, "kernel_step")) AsUint64(*v, &slice.owner);
       state_->tables.AddSlice(slice);
     }
     if (cat == "Coll" || cat == "P2p") {
