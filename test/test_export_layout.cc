@@ -297,6 +297,25 @@ TEST(TraceLayoutTest, AKernelStepStoppedBeforeItsTransferStartIsZeroLengthAtItsS
   EXPECT_TRUE(enc.OfCat("KernelStepTransfer").empty());
 }
 
+// A KernelStep whose stop never came (the run ended first; not abandoned) keeps its wait half,
+// which its stamps bound, and has no transfer half: it was drawn with zero length at the transfer
+// start, a transfer of no time that the summaries counted.
+TEST(TraceLayoutTest, AKernelStepWithoutItsStopHasNoTransferHalf) {
+  RecordingEncoder enc;
+  TraceLayout layout(TwoRanks(), &enc);
+  AssembledEvent step = Event(Kind::kKernelStep, 1, 0, 0, 10);
+  step.gpu_start = 500;
+  step.gpu_ready = 700;
+  Add(layout, step, static_cast<int64_t>(kBase));
+  TraceTotals t;
+  layout.Finish(kBase + 100, &t);
+  ASSERT_NE(enc.ById(1), nullptr);
+  ASSERT_EQ(enc.OfCat("KernelStepWait").size(), 1u);
+  EXPECT_EQ(enc.OfCat("KernelStepWait")[0]->ts, 500);
+  EXPECT_EQ(enc.OfCat("KernelStepWait")[0]->dur, 200);
+  EXPECT_TRUE(enc.OfCat("KernelStepTransfer").empty());
+}
+
 // The halves of a zero-length KernelStep are handed on as its parts (SliceEvent::part), right
 // after it: protobuf then keeps them inside it, side by side.
 TEST(TraceLayoutTest, KernelStepHalvesAreMarkedAsItsParts) {

@@ -324,7 +324,8 @@ GpuSpan GpuPlacement::PlaceAt(const AssembledEvent& e, int64_t offset) const {
         s.has_wait = false;
         break;
       }
-      s.has_transfer = stop_gpu > e.gpu_ready || (e.flags & kEvAbandoned) == 0;
+      // A stop that never came (abandoned, or the run ended first) bounds no transfer.
+      s.has_transfer = stop_seen && (e.gpu_stop > e.gpu_ready || (e.flags & kEvAbandoned) == 0);
       break;
     }
     default: break;
