@@ -85,6 +85,18 @@ TEST_F(ExportCliTest, DashIsStandardOutput) {
   EXPECT_TRUE(S_ISLNK(st.st_mode) || S_ISCHR(st.st_mode)) << "/dev/stdout was replaced by a file";
 }
 
+// A trace that cannot be written (a device with no room) fails the export with the reason, the
+// spool kept; the message has no job to speak of (it said "the job goes on", the plugin's words).
+TEST_F(ExportCliTest, AnOutputWithNoRoomFailsWithItsReasonAndKeepsTheSpool) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full here";
+  MakeSpool(dir_ + "/r0.kspool", dir_ + "/r0.json", 0, 11);
+  ProcessOutput p = Run({dir_ + "/r0.kspool", "--quiet", "-o", "/dev/full"});
+  EXPECT_NE(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.err.find("No space left on device"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find("the job goes on"), std::string::npos) << p.err;
+  EXPECT_TRUE(Exists(dir_ + "/r0.kspool")) << p.err;
+}
+
 TEST_F(ExportCliTest, MissingAndNotASpool) {
   ProcessOutput p = Run({dir_ + "/missing.kspool"});
   EXPECT_EQ(p.exit_code, 1);

@@ -22,6 +22,8 @@ OutputSink::OutputSink() : file_(TracePolicy()) {}
 
 bool OutputSink::Open(const std::string& path, bool gzip, bool fallback) {
   std::string ignored;  // the warnings below word it for the plugin
+  // Only the plugin's own export falls back; katrace-export, which does not, has no job to go on.
+  job_goes_on_ = fallback;
   if (file_.Open(path, gzip, &ignored)) return true;
   const std::string error = file_.failed_reason();
   if (!fallback) {
@@ -51,14 +53,15 @@ void OutputSink::Fail() {
     return;
   }
   const std::string what = file_.failed_step() == OutputFile::Step::kClose ? "closing" : "writing";
+  const std::string goes_on = job_goes_on_ ? "; the job goes on" : "";
   if (file_.in_place()) {
-    Warn(what + " '" + file_.path() + "' failed (" + reason + "); the rest of the trace is lost, the job goes on");
+    Warn(what + " '" + file_.path() + "' failed (" + reason + "); the rest of the trace is lost" + goes_on);
   } else if (file_.temp_holds_nothing()) {
-    Warn(what + " '" + tmp + "' failed (" + reason +
-         "); nothing of the trace reached the file, which is removed; the job goes on");
+    Warn(what + " '" + tmp + "' failed (" + reason + "); nothing of the trace reached the file, which is removed" +
+         goes_on);
   } else {
-    Warn(what + " '" + tmp + "' failed (" + reason +
-         "); the rest of the trace is lost, the job goes on; the partial file is kept");
+    Warn(what + " '" + tmp + "' failed (" + reason + "); the rest of the trace is lost" + goes_on +
+         "; the partial file is kept");
   }
 }
 

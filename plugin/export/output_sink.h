@@ -50,6 +50,7 @@ class OutputSink {
   OutputFile file_;
   bool failed_ = false;
   uint64_t io_errors_ = 0;
+  bool job_goes_on_ = true;  // the messages say so only in the plugin's own export
 };
 
 }  // namespace katrace
