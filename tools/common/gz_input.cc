@@ -110,7 +110,8 @@ bool GzInput::FillFromGzip() {
       inflateReset(&stream_);
       continue;
     }
-    if (rc == Z_OK || rc == Z_BUF_ERROR) continue;  // Z_BUF_ERROR: it needs more input
+    // Z_BUF_ERROR: no progress without more input (with input left it would be none at all).
+    if (rc == Z_OK || (rc == Z_BUF_ERROR && stream_.avail_in == 0)) continue;
     const uint64_t at = file_offset();
     if (rc == Z_DATA_ERROR && members_ended_ > 0 && stream_.total_out == 0) {
       // gzread ignores such bytes; they may be the rest of a trace that was cut or overwritten.
