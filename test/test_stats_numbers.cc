@@ -144,6 +144,24 @@ TEST(StatsNumbersTest, StatsPrintsNcclTestsBandwidthForAllGather) {
   EXPECT_NE(text.find("16.00         12.00"), std::string::npos) << text;
 }
 
+// A collective whose GPU time is 0 has no bandwidth: "n/a" in the text, null in JSON and an empty
+// cell in CSV (the CSV had the word null in it).
+TEST(StatsNumbersTest, ABandwidthWithoutANumberIsAnEmptyCsvCell) {
+  TraceFile file("allgather-no-time.json");
+  file.Write(0,
+             {Slice("Coll", "AllGather", 0.0, 80.0,
+                    {{"id", 1}, {"comm", kCommText}, {"rank", 0}, {"func", "AllGather"}, {"seq", 0},
+                     {"bytes", 262144}, {"algo", "RING"}, {"proto", "SIMPLE"}, {"gpu_start", 10.0},
+                     {"gpu_end", 10.0}})},
+             4);
+  const Json stats = Stats("bw", file.path());
+  ASSERT_EQ(stats["bandwidth"].size(), 1u) << stats.dump();
+  EXPECT_TRUE(stats["bandwidth"][0]["algbw_gbps"].is_null()) << stats.dump();
+  const auto run = RunTool("katrace-stats", "--format csv --report bw " + file.path(), false);
+  EXPECT_EQ(run.output.find("null"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(",,"), std::string::npos) << run.output;
+}
+
 // NCCL's KernelStep whose stop never came (a hang, a job killed): the exporter marks the step
 // incomplete and draws its halves right after it, without the flag. The per-channel and per-peer
 // tables leave out both halves; the GPU-side table must too, or it counts one more transfer than

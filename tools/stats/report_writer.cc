@@ -41,7 +41,9 @@ std::string Fixed(double value, int precision) {
   return std::string(buf, r.ptr);
 }
 
+// A cell with no number (JSON null: a bandwidth without a time) is empty, as CSV readers expect.
 std::string CsvCell(const Json& value) {
+  if (value.is_null()) return "";
   return value.is_string() ? CsvField(value.get<std::string>()) : value.dump();
 }
 
