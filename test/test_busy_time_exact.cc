@@ -24,6 +24,7 @@
 #include "common/busy_time.h"
 #include "common/summary_table.h"
 #include "test/support/scoped_env.h"
+#include "test/support/rank_header.h"
 #include "test/support/tool_runner.h"
 
 namespace katrace {
@@ -170,22 +171,7 @@ class BusyTimeStatsTest : public ::testing::Test {
   std::string Write(const std::string& name, const std::vector<int>& ranks, const std::vector<Json>& events) {
     Json trace = {{"traceEvents", Json::array()}};
     for (int rank : ranks) {
-      trace["traceEvents"].push_back(
-          {{"name", "process_name"},
-           {"ph", "M"},
-           {"pid", rank},
-           {"tid", 0},
-           {"args",
-            {{"name", "rank " + std::to_string(rank)},
-             {"katrace",
-              {{"format", "katrace-trace"},
-               {"version", 1},
-               {"rank", rank},
-               {"host", "h"},
-               {"os_pid", 1},
-               {"base_realtime_ns", 1700000000000000000},
-               {"base_monotonic_ns", 1},
-               {"ranks", Json::array({{{"pid", rank}, {"world_rank", rank}}})}}}}}});
+      trace["traceEvents"].push_back(katrace_test::KatraceRankHeader(rank));
     }
     for (const Json& e : events) trace["traceEvents"].push_back(e);
     const std::string path = (dir_ / name).string();

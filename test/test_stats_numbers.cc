@@ -17,6 +17,7 @@
 
 #include "common/activity_summary.h"
 #include "common/summary_table.h"
+#include "test/support/rank_header.h"
 #include "test/support/tool_runner.h"
 #include "tools/stats/bandwidth_table.h"
 #include "tools/stats/comm_sizes.h"
@@ -41,21 +42,7 @@ class TraceFile {
   ~TraceFile() { std::remove(path_.c_str()); }
 
   void Write(int rank, const std::vector<Json>& events, int nranks) const {
-    Json header = {{"name", "process_name"},
-                   {"ph", "M"},
-                   {"pid", rank},
-                   {"tid", 0},
-                   {"args",
-                    {{"name", "rank " + std::to_string(rank)},
-                     {"katrace",
-                      {{"format", "katrace-trace"},
-                       {"version", 1},
-                       {"rank", rank},
-                       {"host", "h"},
-                       {"os_pid", 1},
-                       {"base_realtime_ns", 1700000000000000000},
-                       {"base_monotonic_ns", 1},
-                       {"ranks", Json::array({{{"pid", rank}, {"world_rank", rank}}})}}}}}};
+    Json header = katrace_test::KatraceRankHeader(rank);
     Json trace = {{"traceEvents", Json::array({header})}};
     for (const Json& e : events) trace["traceEvents"].push_back(e);
     if (nranks > 0) {
