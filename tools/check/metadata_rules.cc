@@ -80,6 +80,7 @@ void MetadataRules::OnHeader(const TraceEvent& event, const Json& katrace, int64
   }
   std::vector<std::string> problems;
   if (!ParseHeader(katrace, &process.header, &problems)) {
+    process.bad_header = true;
     for (std::string& problem : problems) {
       if (problem.find("base_") != std::string::npos) problem += " (the clock base)";
       diag_->Error("header", event.line, who + ": " + problem);
@@ -113,7 +114,7 @@ void MetadataRules::Finish(bool whole_file) {
     const std::string p = "pid " + std::to_string(pid);
     if (!process.named) {
       diag_->Error("metadata", process.first_line, p + " has no process_name metadata");
-    } else if (!process.has_header) {
+    } else if (!process.has_header && !process.bad_header) {
       diag_->Error("header", process.first_line,
                    p + " has no katrace header (process_name args.katrace with the clock base)");
     }
@@ -206,7 +207,9 @@ void MetadataRules::CheckFooter() {
           h.base_monotonic_ns != repeated.base_monotonic_ns) {
         diag_->Error("footer", 0, "footer clock base differs from the header's");
       }
-    } else {
+    } else if (processes_.count(repeated.rank) == 0 || !processes_[repeated.rank].bad_header) {
+      // (A header that is there but malformed was reported where it is: there is no base to
+      // compare with, and saying it has none would be wrong.)
       diag_->Error("footer", 0,
                    "footer names rank " + std::to_string(repeated.rank) +
                        ", which has no header in this file");
@@ -284,9 +287,13 @@ void MetadataRules::CheckSpool(const Json* spool, const std::string& who) {
     const Json* v = Field(*spool, key);
     int64_t n = 0;
     if (v == nullptr || !AsInt64(*v, &n) || n < 0) {
+      // A number that is no count (negative, fractional, past INT64_MAX) is shown as it is:
+      // its type alone would read "a count, not integer".
       diag_->Error("footer", 0,
                    who + "footer 'spool." + key + "' must be a count, not " +
-                       (v == nullptr ? "absent" : JsonTypeName(*v)));
+                       (v == nullptr ? std::string("absent")
+                        : v->is_number() ? v->dump()
+                                         : std::string(JsonTypeName(*v))));
     }
   }
   const Json* clean = Field(*spool, "clean_end");

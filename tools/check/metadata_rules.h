@@ -43,6 +43,7 @@ class MetadataRules {
   struct Process {
     bool named = false;
     bool has_header = false;
+    bool bad_header = false;  // one was there but did not parse (its problems are reported)
     TraceHeader header;
     uint64_t first_line = 0;
   };

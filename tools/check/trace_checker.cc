@@ -38,6 +38,12 @@ class TraceChecker : public TraceVisitor {
     if (!CheckEventRules(event, diag_, &f)) return true;
     metadata_.OnEvent(event, f);
     if (!f.has_pid || !f.has_tid) return true;
+    // The id is known whatever the times: a slice whose ts or dur is wrong (reported above) is
+    // still its children's parent, which must not read as a parent that names nothing.
+    if (f.ph == 'X' && f.has_id && !(f.has_ts && f.has_dur)) {
+      links_.AddEvent(f.pid, f.id, f.cat, f.has_gpu_extent, f.gpu_start_ns, f.gpu_end_ns,
+                      f.unfinished, event.index, event.line);
+    }
     if (f.ph == 'X' && f.has_ts && f.has_dur) {
       const int64_t end_ns = f.ts_ns + f.dur_ns;
       const SliceIdentity who =
@@ -95,8 +101,9 @@ class TraceChecker : public TraceVisitor {
   // on a prefix run (a cut file has no footer, and its flows and parents are cut too).
   void Finish(bool whole_file) {
     metadata_.Finish(whole_file);
-    // Ancestry needs every parent link, which only the whole file has.
-    nesting_.Check(metadata_.TrackNames(), whole_file ? &ancestry_ : nullptr, diag_);
+    // Ancestry needs every parent link, which only the whole file has; and a flow endpoint of a
+    // cut file may belong to a slice past the cut (a .pftrace gives a slice only at its end).
+    nesting_.Check(metadata_.TrackNames(), whole_file ? &ancestry_ : nullptr, whole_file, diag_);
     if (!whole_file) return;
     flows_.Check(diag_);
     links_.Check(!metadata_.merged(), diag_);

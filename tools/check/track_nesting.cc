@@ -33,7 +33,7 @@ void TrackNesting::AddFlowPoint(uint32_t track, int64_t ts_ns, uint64_t index, u
 }
 
 void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRule* ancestry,
-                         Diagnostics* diag) {
+                         bool flow_points, Diagnostics* diag) {
   if (!sorter_.Finish()) {
     diag->Error("internal", 0, "nesting check skipped: " + sorter_.error());
     return;
@@ -61,7 +61,7 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRu
     if (r.is_point) {
       // A flow endpoint binds to the slice open at its time, end included.
       while (!stack.empty() && stack.back().end_ns < r.start_ns) stack.pop_back();
-      if (stack.empty()) {
+      if (stack.empty() && flow_points) {
         diag->Error("flow", r.line,
                     "event #" + std::to_string(r.index) + ": flow endpoint at " +
                         NsToUsText(r.start_ns) + " us has no enclosing slice on track " +

@@ -26,8 +26,10 @@ class TrackNesting {
                 int64_t pid = 0, const SliceIdentity& who = SliceIdentity());
   void AddFlowPoint(uint32_t track, int64_t ts_ns, uint64_t index, uint64_t line);
   // |track_names[i]| names track i in messages.
-  // |ancestry| (may be null) is asked about every enclosure.
-  void Check(const std::vector<std::string>& track_names, AncestryRule* ancestry, Diagnostics* diag);
+  // |ancestry| (may be null) is asked about every enclosure. |flow_points|: report flow
+  // endpoints outside any slice (false for a cut file, whose enclosing slices may be cut off).
+  void Check(const std::vector<std::string>& track_names, AncestryRule* ancestry, bool flow_points,
+             Diagnostics* diag);
 
  private:
   struct Record {
