@@ -4,6 +4,8 @@
 
 #include <functional>
 
+#include "katrace/kind_schema.h"
+
 namespace katrace::tools {
 namespace {
 
@@ -35,6 +37,19 @@ bool EventRewriter::MergedSpan(const Json& event, int64_t* start_ns, int64_t* en
     return !__builtin_add_overflow(*start_ns, dur_ns, end_ns);
   }
   return true;
+}
+
+bool EventRewriter::ShiftsArg(const std::string& cat, const std::string& key) {
+  // The schema is the one list of time arguments (the export writes them from it): a name
+  // listed here by hand would miss the next one added, left on its file's old clock base.
+  for (const KindSchema& kind : kKindSchema) {
+    if (KindNameView(kind.kind) != cat) continue;
+    for (uint8_t i = 0; i < kind.nargs; ++i) {
+      if (kind.args[i].type == ArgType::kTime && kind.args[i].key == key) return true;
+    }
+    return false;
+  }
+  return false;
 }
 
 uint64_t EventRewriter::FlowId(const Json& id) const {
@@ -107,9 +122,19 @@ Json EventRewriter::Header(const Json& katrace) const {
   int64_t pid = 0;
   if (const Json* v = Field(katrace, "rank"); v != nullptr && AsInt64(*v, &pid)) header["rank"] = MapPid(pid);
   if (Json* ranks = header.contains("ranks") ? &header["ranks"] : nullptr; ranks != nullptr && ranks->is_array()) {
+    // The merged file's header lists the ranks it holds: a rank --ranks left out would claim a
+    // pid it has no events on when this file is merged again (the header's ranks are the pids a
+    // file reserves), moving the rank that does hold it, as when the ranks of one capture split
+    // with --ranks are merged back.
+    Json kept = Json::array();
     for (Json& r : *ranks) {
-      if (r.is_object() && r.contains("pid") && AsInt64(r["pid"], &pid)) r["pid"] = MapPid(pid);
+      if (r.is_object() && r.contains("pid") && AsInt64(r["pid"], &pid)) {
+        if (keep_pid_ && !keep_pid_(pid)) continue;
+        r["pid"] = MapPid(pid);
+      }
+      kept.push_back(std::move(r));
     }
+    *ranks = std::move(kept);
   }
   return header;
 }

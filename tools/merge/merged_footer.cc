@@ -42,7 +42,6 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
     input["pids"].push_back(merged);
     if (own != merged) remap.push_back({{"from", own}, {"to", merged}});
   }
-  if (pid_map.empty()) pids_.insert(rank);
   if (!remap.empty()) input["pid_remap"] = std::move(remap);
   input["rebased_ns"] = offset_ns;
   input["events_read"] = events_in;
@@ -50,26 +49,58 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
   if (!problem.empty()) input["problem"] = problem;
   if (footer != nullptr) {
     input["footer"] = *footer;
-    for (const char* key : kSummedObjects) {
-      const Json* part = Field(*footer, key);
-      if (part == nullptr || !part->is_object()) continue;
-      for (const auto& [name, value] : part->items()) AddInto(&sums_[key][name], value);
-    }
-    for (const char* key : kSummedCounters) {
-      if (const Json* v = Field(*footer, key)) AddInto(&sums_[key], *v);
-    }
-    if (Field(*footer, "waits") == nullptr) {
-      if (const Json* v = Field(*footer, kOlderWaits)) AddInto(&sums_["waits"], *v);
-    }
-    // Offsets and clean ends do not add up across files: one entry per input that has a spool.
-    if (const Json* spool = Field(*footer, "spool"); spool != nullptr && spool->is_object()) {
-      Json entry = Json::object();
-      entry["rank"] = rank;
-      for (const auto& [name, value] : spool->items()) entry[name] = value;
-      spools_.push_back(std::move(entry));
-    }
+    AddCaptures(*footer, rank);
   }
   inputs_.push_back(std::move(input));
+}
+
+void MergedFooter::AddCaptures(const Json& footer, int64_t rank) {
+  // A merged input's sums are its inputs' footers summed: those footers are added instead, so
+  // that a capture that reaches this merge twice (its ranks split with --ranks, each part
+  // carrying the whole capture's footer, then merged back) counts once.
+  if (StringField(footer, "format") == kMergedFormat) {
+    if (const Json* inputs = Field(footer, "inputs"); inputs != nullptr && inputs->is_array()) {
+      for (const Json& input : *inputs) {
+        const Json* part = input.is_object() ? Field(input, "footer") : nullptr;
+        if (part == nullptr || !part->is_object()) continue;
+        int64_t part_rank = rank;
+        if (const Json* r = Field(input, "rank")) AsInt64(*r, &part_rank);
+        AddCaptures(*part, part_rank);
+      }
+      return;
+    }
+  }
+  // One capture: its footer repeats its header, whose host, OS pid and clock base name it.
+  const Json* host = Field(footer, "host");
+  const Json* os_pid = Field(footer, "os_pid");
+  const Json* base = Field(footer, "base_realtime_ns");
+  if (host != nullptr && os_pid != nullptr && base != nullptr &&
+      !captures_.insert(host->dump() + ' ' + os_pid->dump() + ' ' + base->dump()).second) {
+    return;
+  }
+  for (const char* key : kSummedObjects) {
+    const Json* part = Field(footer, key);
+    if (part == nullptr || !part->is_object()) continue;
+    for (const auto& [name, value] : part->items()) AddInto(&sums_[key][name], value);
+  }
+  for (const char* key : kSummedCounters) {
+    if (const Json* v = Field(footer, key)) AddInto(&sums_[key], *v);
+  }
+  if (Field(footer, "waits") == nullptr) {
+    if (const Json* v = Field(footer, kOlderWaits)) AddInto(&sums_["waits"], *v);
+  }
+  // Offsets and clean ends do not add up across files: one entry per capture that has a spool.
+  if (const Json* spool = Field(footer, "spool"); spool != nullptr && spool->is_object()) {
+    Json entry = Json::object();
+    entry["rank"] = rank;
+    for (const auto& [name, value] : spool->items()) entry[name] = value;
+    spools_.push_back(std::move(entry));
+  } else if (spool != nullptr && spool->is_array()) {
+    // A merged footer without its inputs' footers: its list as it is.
+    for (const Json& entry : *spool) {
+      if (entry.is_object()) spools_.push_back(entry);
+    }
+  }
 }
 
 Json MergedFooter::Katrace(int64_t merged_base_realtime_ns, const MergeOptions& options) const {

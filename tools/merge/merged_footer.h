@@ -1,10 +1,11 @@
 // The merged trace's footer (otherData.katrace, format "katrace-merged"): counters summed over
-// the inputs (`waits` also takes the `writer_stalls` of older inputs), `spool` as a list with
-// one {rank, blocks, bytes, clean_end, cut_offset} per input that had one (offsets and clean
-// ends do not sum), `ranks` = every pid of the merged trace, the selection that was applied, and
-// one entry per input with its own footer, so nothing a per-rank footer said is lost, its `pids`
-// in the merged trace and, when the merge moved a rank off a pid another input holds,
-// `pid_remap` [{from, to}]. Holds one small object per input file.
+// the captures the inputs hold, each once (a merged input adds the footers it was made of;
+// `waits` also takes the `writer_stalls` of older inputs), `spool` as a list with one {rank,
+// blocks, bytes, clean_end, cut_offset} per capture that had one (offsets and clean ends do not
+// sum), `ranks` = every pid of the merged trace, the selection that was applied, and one entry
+// per input with its own footer, so nothing a per-rank footer said is lost, its `pids` in the
+// merged trace and, when the merge moved a rank off a pid another input holds, `pid_remap`
+// [{from, to}]. Holds one small object per input file.
 #ifndef KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 #define KATRACE_TOOLS_MERGE_MERGED_FOOTER_H_
 
@@ -34,7 +35,12 @@ class MergedFooter {
   std::string Render(int64_t merged_base_realtime_ns, const MergeOptions& options) const;
 
  private:
+  // Sums |footer| (and, for a merged one, the footers it was made of) into the totals, each
+  // capture once; |rank| names its spool entry.
+  void AddCaptures(const Json& footer, int64_t rank);
+
   Json sums_;
+  std::set<std::string> captures_;  // host, OS pid and clock base of each capture summed
   std::set<int64_t> pids_;
   Json spools_;
   Json inputs_;

@@ -368,6 +368,10 @@ int RunMerge(const MergeOptions& options) {
     const Input& input = kept[i];
     // One line per remap, naming both files, the first time an event of the rank is written.
     auto pid_of = [&, i](int64_t pid) {
+      // A rank --ranks leaves out gets no pid of the merged trace (the rewriter leaves it out of
+      // the headers too): it neither takes a free pid nor shows in the footer's ranks, pids and
+      // pid_remap, and no line reports a move of it.
+      if (!options.ranks.Contains(pid)) return pid;
       const PidAssigner::Mapping m = pids.Map(i, pid);
       if (m.remapped && m.first_time) {
         const Input& holder = kept[m.holder];
@@ -387,7 +391,8 @@ int RunMerge(const MergeOptions& options) {
                    static_cast<long long>(input.header.rank), input.path.c_str());
     }
     const int64_t offset = input.header.base_realtime_ns - base;
-    EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of);
+    EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of,
+                           [&](int64_t pid) { return options.ranks.Contains(pid); });
     FlowWindow window;
     FlowPlan plan;
     // Where --kinds may leave out the slice at one end of an arrow, JSON keeps only the arrows

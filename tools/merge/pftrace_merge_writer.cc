@@ -513,15 +513,17 @@ void PftraceMergeWriter::Args(const Json& event) {
       annotation_.String(an::kName, key);
     }
     int64_t ns = 0;
-    if (value.is_boolean()) {
+    // A time first: one written as a whole number of µs moves with ts as the JSON merge moves
+    // it (and reads back as the JSON merge's "<us>.<3 digits>" does).
+    if (value.is_number() && EventRewriter::ShiftsArg(cat, key) && UsToNs(value, &ns) &&
+        !__builtin_add_overflow(ns, rewriter_->offset_ns(), &ns)) {
+      annotation_.Double(an::kDoubleValue, MicrosOf(ns));
+    } else if (value.is_boolean()) {
       annotation_.Varint(an::kBoolValue, value.get<bool>() ? 1 : 0);
     } else if (value.is_number_unsigned()) {
       annotation_.Varint(an::kUintValue, value.get<uint64_t>());
     } else if (value.is_number_integer()) {
       annotation_.Signed(an::kIntValue, value.get<int64_t>());
-    } else if (value.is_number() && EventRewriter::ShiftsArg(cat, key) && UsToNs(value, &ns) &&
-               !__builtin_add_overflow(ns, rewriter_->offset_ns(), &ns)) {
-      annotation_.Double(an::kDoubleValue, MicrosOf(ns));
     } else if (value.is_number_float()) {
       annotation_.Double(an::kDoubleValue, value.get<double>());
     } else if (value.is_null()) {

@@ -1,0 +1,208 @@
+// katrace-merge's output checked against values worked out by hand on small hand-written traces:
+// every argument the kind schema types as a time moves with ts (JSON and .pftrace alike), a
+// --ranks selection gives the ranks it leaves out no pid, the ranks of one capture split with
+// --ranks merge back onto their own pids with the capture's footer counted once, and a merged
+// file merged again keeps its spool list.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test/support/tool_runner.h"
+
+namespace katrace {
+namespace {
+
+using Json = nlohmann::json;
+using katrace_test::RunTool;
+
+constexpr int64_t kBase = 1700000000000000000;
+constexpr const char* kComm = "6b61747261636572";
+
+class MergeNumbersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("katrace-merge-numbers-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // One capture (one OS process) holding |pids|, its clock base |base|: per rank a header, a
+  // GroupApi with its two state times, a ProxyOp with in_progress and a Coll with its GPU extent;
+  // a footer with per-kind counts and a spool.
+  std::string Capture(const std::string& name, int64_t os_pid, int64_t base, const std::vector<int>& pids) {
+    Json ranks = Json::array();
+    for (int pid : pids) ranks.push_back({{"pid", pid}, {"world_rank", pid}});
+    Json header = {{"format", "katrace-trace"}, {"version", 1},        {"rank", pids.front()},
+                   {"host", "h"},               {"os_pid", os_pid},   {"base_realtime_ns", base},
+                   {"base_monotonic_ns", 5000}, {"ranks", ranks}};
+    Json events = Json::array();
+    for (int pid : pids) {
+      Json h = header;
+      h["rank"] = pid;
+      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                        {"args", {{"name", "rank " + std::to_string(pid)}, {"katrace", h}}}});
+      const Json common = {{"comm", kComm}, {"rank", pid}};
+      Json group = common;
+      group.update({{"id", 1}, {"depth", 1}, {"group_start_done", 10.5}, {"group_end_entered", 20.25}});
+      events.push_back({{"name", "Group"}, {"cat", "GroupApi"}, {"ph", "X"}, {"pid", pid}, {"tid", 1},
+                        {"ts", 10.0}, {"dur", 30.0}, {"args", group}});
+      Json coll = common;
+      coll.update({{"id", 2}, {"func", "AllReduce"}, {"gpu_start", 50.0}, {"gpu_end", 60.0}});
+      events.push_back({{"name", "AllReduce"}, {"cat", "Coll"}, {"ph", "X"}, {"pid", pid}, {"tid", 2},
+                        {"ts", 40.0}, {"dur", 10.0}, {"args", coll}});
+      Json op = common;
+      op.update({{"id", 3}, {"parent", 2}, {"channel", 0}, {"peer", 1}, {"in_progress", 45}});
+      events.push_back({{"name", "Send"}, {"cat", "ProxyOp"}, {"ph", "X"}, {"pid", pid}, {"tid", 3},
+                        {"ts", 42.0}, {"dur", 8.0}, {"args", op}});
+    }
+    Json footer = header;
+    footer.update({{"events", {{"GroupApi", pids.size()}, {"Coll", pids.size()}, {"ProxyOp", pids.size()}}},
+                   {"drops", {{"Coll", 1}}},
+                   {"waits", 3},
+                   {"spool", {{"blocks", 2}, {"bytes", 100}, {"clean_end", true}, {"cut_offset", 0}}}});
+    const std::string path = Path(name);
+    std::ofstream(path) << Json{{"traceEvents", events}, {"otherData", {{"katrace", footer}}}}.dump();
+    return path;
+  }
+
+  Json Merge(const std::string& out, const std::string& args, std::string* output = nullptr) {
+    const auto result = RunTool("katrace-merge", "-q -o " + out + " " + args);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    if (output != nullptr) *output = result.output;
+    return out.size() > 8 && out.compare(out.size() - 8, 8, ".pftrace") == 0 ? Json() : Read(out);
+  }
+  static Json Read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return Json::parse(text.str());
+  }
+  static const Json* Find(const Json& trace, const std::string& cat, int pid) {
+    for (const Json& e : trace["traceEvents"]) {
+      if (e.value("cat", "") == cat && e.value("pid", -1) == pid) return &e;
+    }
+    return nullptr;
+  }
+  static std::set<int64_t> Pids(const Json& trace) {
+    std::set<int64_t> pids;
+    for (const Json& e : trace["traceEvents"]) pids.insert(e["pid"].get<int64_t>());
+    return pids;
+  }
+
+  std::filesystem::path dir_;
+};
+
+// The second capture's clock base is 1 s after the first's, so its times move by 1e6 µs; the
+// arguments that are times (trace µs) must move with them, or a GroupApi's state times and a
+// ProxyOp's in_progress land outside their own slice on the merged timeline.
+TEST_F(MergeNumbersTest, EveryTimeArgumentMovesWithTs) {
+  const std::string a = Capture("a.json", 100, kBase, {0});
+  const std::string b = Capture("b.json", 200, kBase + 1000000000, {1});
+  for (const std::string& out : {Path("m.json"), Path("m.pftrace")}) {
+    Merge(out, a + " " + b);
+    // The .pftrace read back through the JSON merge (one input: nothing moves again).
+    const Json merged = out == Path("m.json") ? Read(out) : Merge(Path("back.json"), out);
+    SCOPED_TRACE(out);
+    const Json* group = Find(merged, "GroupApi", 1);
+    const Json* coll = Find(merged, "Coll", 1);
+    const Json* op = Find(merged, "ProxyOp", 1);
+    ASSERT_TRUE(group != nullptr && coll != nullptr && op != nullptr);
+    EXPECT_DOUBLE_EQ((*group)["ts"].get<double>(), 1000010.0);
+    EXPECT_DOUBLE_EQ((*group)["args"]["group_start_done"].get<double>(), 1000010.5);
+    EXPECT_DOUBLE_EQ((*group)["args"]["group_end_entered"].get<double>(), 1000020.25);
+    EXPECT_DOUBLE_EQ((*coll)["args"]["gpu_start"].get<double>(), 1000050.0);
+    EXPECT_DOUBLE_EQ((*coll)["args"]["gpu_end"].get<double>(), 1000060.0);
+    // Written as a whole number of µs, and still a time.
+    EXPECT_DOUBLE_EQ((*op)["args"]["in_progress"].get<double>(), 1000045.0);
+    // The first capture's base is the merged start: its times stay.
+    EXPECT_DOUBLE_EQ((*Find(merged, "GroupApi", 0))["args"]["group_start_done"].get<double>(), 10.5);
+    EXPECT_DOUBLE_EQ((*Find(merged, "ProxyOp", 0))["args"]["in_progress"].get<double>(), 45.0);
+  }
+}
+
+// Two processes both holding pids 0 and 1; --ranks 1 keeps one rank of each. The ranks left out
+// are listed in the kept ranks' headers, but they are in nothing of the merged trace: they must
+// not take pids (pid 0 is free), be reported as moved, or appear in the footer.
+TEST_F(MergeNumbersTest, RanksLeftOutTakeNoPid) {
+  const std::string a = Capture("a.json", 100, kBase, {0, 1});
+  const std::string b = Capture("b.json", 200, kBase + 1000, {0, 1});
+  std::string said;
+  const Json merged = Merge(Path("m.json"), "--ranks 1 " + a + " " + b, &said);
+  EXPECT_EQ(said.find("pid 0 is in"), std::string::npos) << said;
+  const Json& footer = merged["otherData"]["katrace"];
+  const std::set<int64_t> pids = Pids(merged);
+  EXPECT_EQ(footer["ranks"], Json(std::vector<int64_t>(pids.begin(), pids.end())));
+  ASSERT_EQ(footer["inputs"].size(), 2u);
+  EXPECT_EQ(footer["inputs"][0]["pids"], Json::array({1}));
+  EXPECT_EQ(footer["inputs"][0].count("pid_remap"), 0u);
+  // b's rank 1 collides with a's and moves, to the lowest pid nothing holds: 2 (0 and 1 are
+  // declared by the inputs' headers).
+  EXPECT_EQ(footer["inputs"][1]["pid_remap"], Json::parse(R"([{"from":1,"to":2}])"));
+  EXPECT_EQ(pids, (std::set<int64_t>{1, 2}));
+  // Each kept rank's header lists the ranks of the merged trace it holds, with their merged pids.
+  for (const Json& e : merged["traceEvents"]) {
+    if (e["name"] != "process_name") continue;
+    const Json& h = e["args"]["katrace"];
+    ASSERT_EQ(h["ranks"].size(), 1u) << h.dump();
+    EXPECT_EQ(h["ranks"][0]["pid"], e["pid"]);
+    EXPECT_EQ(h["rank"], e["pid"]);
+  }
+}
+
+// The README's way to split a capture of two ranks: --ranks 0 and --ranks 1. Merged back, each
+// rank is on its own pid again (no move), and the capture's footer, which each part carries
+// whole, counts once: the same totals and spool list as the capture merged alone.
+TEST_F(MergeNumbersTest, RanksSplitWithRanksMergeBackOntoTheirPids) {
+  const std::string capture = Capture("c.json", 100, kBase, {0, 1});
+  const Json whole = Merge(Path("whole.json"), capture);
+  Merge(Path("r0.json"), "--ranks 0 " + capture);
+  Merge(Path("r1.json"), "--ranks 1 " + capture);
+  std::string said;
+  const Json back = Merge(Path("back.json"), Path("r0.json") + " " + Path("r1.json"), &said);
+  EXPECT_EQ(said.find(" is in "), std::string::npos) << said;
+  EXPECT_EQ(Pids(back), (std::set<int64_t>{0, 1}));
+  const Json& footer = back["otherData"]["katrace"];
+  EXPECT_EQ(footer["inputs"][0]["pids"], Json::array({0}));
+  EXPECT_EQ(footer["inputs"][1]["pids"], Json::array({1}));
+  EXPECT_EQ(footer["inputs"][1].count("pid_remap"), 0u);
+  for (const char* key : {"events", "drops", "waits", "spool", "ranks"}) {
+    EXPECT_EQ(footer[key], whole["otherData"]["katrace"][key]) << key;
+  }
+  EXPECT_EQ(footer["events"]["Coll"], 2);
+  EXPECT_EQ(footer["waits"], 3);
+}
+
+// A merged trace merged again (alone, or with another capture) keeps every spool its inputs
+// were made of, and sums each capture's counts once.
+TEST_F(MergeNumbersTest, AMergeMergedAgainKeepsItsSpoolsAndTotals) {
+  const std::string a = Capture("a.json", 100, kBase, {0});
+  const std::string b = Capture("b.json", 200, kBase + 1000, {1});
+  const std::string c = Capture("c.json", 300, kBase + 2000, {2});
+  const Json ab = Merge(Path("ab.json"), a + " " + b);
+  ASSERT_EQ(ab["otherData"]["katrace"]["spool"].size(), 2u);
+  const Json again = Merge(Path("again.json"), Path("ab.json"));
+  EXPECT_EQ(again["otherData"]["katrace"]["spool"], ab["otherData"]["katrace"]["spool"]);
+  EXPECT_EQ(again["otherData"]["katrace"]["events"], ab["otherData"]["katrace"]["events"]);
+  const Json abc = Merge(Path("abc.json"), Path("ab.json") + " " + c);
+  const Json& footer = abc["otherData"]["katrace"];
+  EXPECT_EQ(footer["spool"].size(), 3u);
+  EXPECT_EQ(footer["events"]["Coll"], 3);
+  EXPECT_EQ(footer["drops"]["Coll"], 3);
+  EXPECT_EQ(footer["waits"], 9);
+}
+
+}  // namespace
+}  // namespace katrace
