@@ -320,6 +320,19 @@ int RunMerge(const MergeOptions& options) {
     input_bytes += input.file_size;
     estimate += UncompressedSizeGuess(input.path, input.file_size);
   }
+  // Timestamps are µs with three decimals, read back as doubles (by the tools and by Perfetto's
+  // JSON importer): exact to the ns only within 2^51 ns (about 26 days) of the merged start.
+  int64_t latest_base = base;
+  for (const Input& input : kept) latest_base = std::max(latest_base, input.header.base_realtime_ns);
+  constexpr int64_t kExactSpanNs = int64_t{1} << 51;
+  if (latest_base - base > kExactSpanNs) {
+    std::fprintf(stderr,
+                 "katrace-merge: warning: the inputs' clock bases are %.1f days apart; on one timeline "
+                 "the later ones' timestamps pass 2^51 ns (about 26 days), where µs read as doubles "
+                 "are no longer exact to the ns (katrace-check may then see slices overlap that do "
+                 "not): merge traces of one job\n",
+                 static_cast<double>(latest_base - base) / 86400e9);
+  }
   EventSelection selection(options);
   if (!options.quiet && !options.kinds && !selection.has_window() &&
       estimate > options.warn_bytes) {
