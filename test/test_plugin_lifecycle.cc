@@ -196,12 +196,14 @@ TEST_F(LifecycleTest, AChildForkedDuringAnExportNeverHangs) {
 #ifdef __SANITIZE_THREAD__
   GTEST_SKIP() << "ThreadSanitizer cannot follow the threads a child forked from a threaded process starts";
 #endif
-  // LeakSanitizer's check at the child's exit stops a world the fork left half-copied, and hangs:
-  // told not to (other builds ignore the variable).
-  const char* asan = getenv("ASAN_OPTIONS");
-  const std::string asan_options = asan != nullptr ? std::string(asan) + ":detect_leaks=0" : "detect_leaks=0";
-  ProcessOutput r =
-      RunProcess(Driver(), {PluginPath(), "fork-in-export"}, Env(trace, {"ASAN_OPTIONS=" + asan_options}), dir_);
+#ifdef __SANITIZE_ADDRESS__
+  // Seen in a quarter of the runs: the child waits for good in the sanitizer's own allocator, whose
+  // lock the exporting thread held at the fork (gdb: SizeClassAllocator64::GetFromAllocator under
+  // the child's first operator new), which the plugin cannot release.
+  GTEST_SKIP() << "AddressSanitizer's allocator is not fork-safe: a child forked while another thread "
+                  "allocates can wait on its lock for good";
+#endif
+  ProcessOutput r = RunProcess(Driver(), {PluginPath(), "fork-in-export"}, Env(trace), dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("child exited 0"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(CollSeqs(ExpectValidTrace(trace)).size(), 20000u) << "the parent's trace is whole";
