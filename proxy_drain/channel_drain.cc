@@ -27,7 +27,7 @@ ChannelDrain::ChannelDrain(int channel, const StepRingView& ring, const StepDrai
 void ChannelDrain::Poll(WorkRegistry* registry, KernelStepEmitter* emitter,
                         std::vector<WorkKey>* evicted) {
   scanner_.Scan([&](const StepStart& start) { OnStart(start, registry, emitter, evicted); },
-                [&](uint64_t) { ++counters_.lost_overrun; });
+                [&](uint64_t count) { counters_.lost_overrun += count; });
   PairStops(emitter);
 }
 

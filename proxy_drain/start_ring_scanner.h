@@ -3,6 +3,13 @@
 // publish, so records can appear out of order; a gap (a sequence not visible while a later one is)
 // is remembered and re-checked at each scan, and never holds back what follows it.
 //
+// A reader many laps behind (a proxy thread that stalled while the GPU stamped on, or rings that
+// still hold an earlier run's records) does not walk the sequences it can no longer read one by
+// one: that would stall the proxy thread for as many probes as records were missed. Every
+// sequence more than kCertainlyOverwrittenLaps laps behind a record seen in its slot is
+// overwritten for certain (no writer holds a reservation across 16 laps: step_ring.h), so those
+// are counted lost at once and the scan goes on from there.
+//
 // Thread safety: one thread (the drain's) owns a scanner.
 #ifndef KATRACE_PROXY_DRAIN_START_RING_SCANNER_H_
 #define KATRACE_PROXY_DRAIN_START_RING_SCANNER_H_
@@ -28,7 +35,9 @@ class StartRingScanner {
             std::min<uint64_t>(std::max<uint32_t>(max_gap, 1), uint64_t{1} << ring.depth_log2)),
         max_pending_(std::max<size_t>(size_t{4} << ring.depth_log2, 1024)) {}
 
-  // OnStart(const StepStart&), OnLost(uint64_t seq).
+  static constexpr uint64_t kCertainlyOverwrittenLaps = 17;
+
+  // OnStart(const StepStart&), OnLost(uint64_t count): that many sequences lost.
   template <class OnStart, class OnLost>
   void Scan(OnStart&& on_start, OnLost&& on_lost) {
     StepStart start;
@@ -40,7 +49,7 @@ class StartRingScanner {
           on_start(start);
           break;
         case StepSlotState::kOverwritten:
-          on_lost(seq);
+          on_lost(1);
           break;
         case StepSlotState::kNotYet:
           pending_[kept++] = seq;
@@ -63,7 +72,15 @@ class StartRingScanner {
       if (state == StepSlotState::kReady) {
         on_start(start);
       } else {
-        on_lost(probe);
+        const uint64_t lead = StartSlotLead(ring_, probe);
+        const uint64_t margin = kCertainlyOverwrittenLaps << ring_.depth_log2;
+        if (lead > margin) {
+          on_lost(lead - margin);
+          probe += lead - margin;
+          next_seq_ = probe;
+          continue;
+        }
+        on_lost(1);
       }
       next_seq_ = ++probe;
     }
@@ -71,7 +88,7 @@ class StartRingScanner {
     // Holes only outlive a lap when writers broke the ring's writer limit; bound the memory.
     if (pending_.size() > max_pending_) {
       const size_t excess = pending_.size() - max_pending_;
-      for (size_t i = 0; i < excess; ++i) on_lost(pending_[i]);
+      on_lost(excess);
       pending_.erase(pending_.begin(), pending_.begin() + excess);
     }
   }

@@ -16,6 +16,7 @@ StepDrain::StepDrain(const std::vector<StepRingView>& channel_rings,
 }
 
 void StepDrain::RegisterWork(int channel, bool is_send, uint32_t work_tag, void* parent) {
+  if (closed_.load(std::memory_order_relaxed)) return;
   registry_.Register(channel, is_send, work_tag, parent);
 }
 
@@ -32,6 +33,7 @@ void StepDrain::AbandonEvicted() {
 }
 
 void StepDrain::Poll() {
+  if (closed_.load(std::memory_order_relaxed)) return;
   ApplyRegistrations();
   for (ChannelDrain& channel : channels_) {
     channel.Poll(&registry_, &emitter_, &evicted_);
@@ -42,7 +44,7 @@ void StepDrain::Poll() {
 }
 
 void StepDrain::RetireWork(int channel, bool is_send, uint32_t work_tag) {
-  if (channel < 0 || channel >= num_channels()) return;
+  if (channel < 0 || channel >= num_channels() || closed_.load(std::memory_order_relaxed)) return;
   ApplyRegistrations();
   ChannelDrain& drain = channels_[channel];
   drain.Poll(&registry_, &emitter_, &evicted_);
@@ -57,14 +59,17 @@ void StepDrain::Report() {
 }
 
 void StepDrain::Flush() {
+  if (closed_.load(std::memory_order_relaxed)) return;
   Poll();
   Report();
 }
 
 void StepDrain::Close() {
+  if (closed_.load(std::memory_order_relaxed)) return;
   Poll();
   for (ChannelDrain& channel : channels_) channel.AbandonAll(&emitter_);
   Report();
+  closed_.store(true, std::memory_order_relaxed);
 }
 
 DrainCounters StepDrain::Counters() const {

@@ -4,7 +4,8 @@
 //
 // Usage: RegisterWork(channel, direction, work tag, Coll/P2p handle) before the kernel that runs
 // the work can stamp it; Poll() repeatedly; RetireWork(...) once the kernel is done (and before the
-// plugin may reclaim the parent); Close() at the end.
+// plugin may reclaim the parent); Close() at the end, before the plugin's finalize. After Close
+// every call is a no-op: a proxy loop that polls once more never calls into a finalized plugin.
 //
 // Abandoned steps: their KernelStepStop state carries pTimer == 0 (kKernelStepAbandonedStopNs).
 // Drain reports: a KernelStep start with parentObj NULL and isSend == ncclProfilerKernelStepReport
@@ -19,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <vector>
 
 #include "katrace/step_ring.h"
@@ -72,6 +74,7 @@ class StepDrain {
   std::vector<ChannelDrain> channels_;
   std::vector<WorkKey> evicted_;
   uint64_t num_polls_ = 0;
+  std::atomic<bool> closed_{false};  // read by RegisterWork on any thread
 };
 
 }  // namespace katrace

@@ -440,7 +440,6 @@ TEST_F(StepDrainTest, MaskWithoutKernelStepEmitsNothingAndReportsLater) {
   drain.RegisterWork(0, true, 4, Parent(0, true, 4));
   for (uint64_t seq = 0; seq < 10; ++seq) WriteStep(ring, seq, 4, uint32_t(seq));
   drain.Flush();
-  drain.Close();
   EXPECT_TRUE(plugin_.events.empty());
   EXPECT_EQ(drain.Counters().seen, 10u);
 
@@ -451,6 +450,28 @@ TEST_F(StepDrainTest, MaskWithoutKernelStepEmitsNothingAndReportsLater) {
   EXPECT_EQ(plugin_.Steps().size(), 5u);
   ASSERT_EQ(plugin_.Reports().size(), 1u);
   EXPECT_EQ(plugin_.Reports()[0]->descr.kernelStep.startTs, 15u);
+}
+
+// Close is the drain's end (the plugin is finalized next): a proxy loop that polls, flushes,
+// registers or retires once more calls nothing in the plugin.
+TEST_F(StepDrainTest, NothingReachesThePluginAfterClose) {
+  StepRingBuffers buffers(1, 6);
+  const StepRingView ring = buffers.view(0);
+  StepDrain drain(buffers.views(), plugin_.table(), plugin_.context(), plugin_.mask(), Config());
+  drain.RegisterWork(0, true, 4, Parent(0, true, 4));
+  for (uint64_t seq = 0; seq < 3; ++seq) WriteStep(ring, seq, 4, uint32_t(seq));
+  drain.Close();
+  const size_t events = plugin_.events.size();
+  ASSERT_EQ(plugin_.Steps().size(), 3u);
+  ASSERT_EQ(plugin_.Reports().size(), 1u);
+  drain.RegisterWork(0, true, 5, Parent(0, true, 5));
+  for (uint64_t seq = 3; seq < 6; ++seq) WriteStep(ring, seq, 5, uint32_t(seq));
+  drain.Poll();
+  drain.RetireWork(0, true, 5);
+  drain.Flush();
+  drain.Close();
+  EXPECT_EQ(plugin_.events.size(), events);
+  EXPECT_EQ(drain.Counters().seen, 3u);
 }
 
 TEST_F(StepDrainTest, StepsAfterRetireWorkAreCountedLateNotEmitted) {

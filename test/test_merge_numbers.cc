@@ -204,5 +204,38 @@ TEST_F(MergeNumbersTest, AMergeMergedAgainKeepsItsSpoolsAndTotals) {
   EXPECT_EQ(footer["waits"], 9);
 }
 
+
+// --ranks on a merged input sums the footers of the captures it keeps only: ranks 0 and 2 of a
+// merge of three per-rank captures count as those two captures merged alone, not as all three.
+TEST_F(MergeNumbersTest, RanksOfAMergedInputSumOnlyTheirCaptures) {
+  const std::string a = Capture("a.json", 100, kBase, {0});
+  const std::string b = Capture("b.json", 200, kBase + 1000, {1});
+  const std::string c = Capture("c.json", 300, kBase + 2000, {2});
+  Merge(Path("abc.json"), a + " " + b + " " + c);
+  const Json picked = Merge(Path("picked.json"), "--ranks 0,2 " + Path("abc.json"));
+  const Json alone = Merge(Path("ac.json"), a + " " + c);
+  const Json& footer = picked["otherData"]["katrace"];
+  for (const char* key : {"events", "drops", "waits", "spool", "ranks"}) {
+    EXPECT_EQ(footer[key], alone["otherData"]["katrace"][key]) << key;
+  }
+  EXPECT_EQ(footer["events"]["Coll"], 2);
+  EXPECT_EQ(Pids(picked), (std::set<int64_t>{0, 2}));
+}
+
+// A --ranks that matches no rank of a merged input fails as it does for per-rank files (exit
+// 2, nothing written), instead of writing an empty trace.
+TEST_F(MergeNumbersTest, RanksMatchingNothingInAMergedInputWriteNothing) {
+  const std::string a = Capture("a.json", 100, kBase, {0});
+  const std::string b = Capture("b.json", 200, kBase + 1000, {1});
+  Merge(Path("ab.json"), a + " " + b);
+  for (const std::string& input : {Path("ab.json"), a}) {
+    const std::string out = Path("none.json");
+    const auto result = RunTool("katrace-merge", "-q -o " + out + " --ranks 7 " + input);
+    EXPECT_EQ(result.exit_code, 2) << input << ": " << result.output;
+    EXPECT_NE(result.output.find("no input matches --ranks"), std::string::npos) << result.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << input;
+  }
+}
+
 }  // namespace
 }  // namespace katrace

@@ -168,7 +168,7 @@ TEST(StepRingTest, OutOfOrderPublicationNeverBlocksLaterRecords) {
   std::vector<uint64_t> seen;
   uint64_t lost = 0;
   auto scan = [&] {
-    scanner.Scan([&](const StepStart& s) { seen.push_back(s.seq); }, [&](uint64_t) { ++lost; });
+    scanner.Scan([&](const StepStart& s) { seen.push_back(s.seq); }, [&](uint64_t count) { lost += count; });
   };
   // Three writers reserved 0, 1, 2; they finish in the order 2, 0, 1.
   WriteStart(ring, StartFor(2));
@@ -303,7 +303,7 @@ TEST(StepRingTest, ForcedOverrunLosesExactlyWhatWasOverwritten) {
           EXPECT_TRUE(SameStart(StartFor(s.seq), s));
           seen.push_back(s.seq);
         },
-        [&](uint64_t) { ++lost; });
+        [&](uint64_t count) { lost += count; });
   };
   for (uint64_t i = 0; i < 1000; ++i) WriteStart(ring, StartFor(ReserveStepSeq(ring)));
   scan();
@@ -321,6 +321,28 @@ TEST(StepRingTest, ForcedOverrunLosesExactlyWhatWasOverwritten) {
   EXPECT_EQ(lost, 987u);
   EXPECT_EQ(seen.size() + lost, 1029u);
   EXPECT_EQ(scanner.num_pending(), 0u);
+}
+
+// A reader 2^30 sequences behind (its proxy thread stalled, or the rings hold an earlier run's
+// records) counts them lost in a few steps: it used to probe each one, 2^30 probes in one Poll.
+TEST(StepRingTest, AReaderFarBehindCountsTheLostInBulkAndReadsTheLastLap) {
+  StepRingBuffers buffers(1, 4);  // 16 slots
+  const StepRingView ring = buffers.view(0);
+  constexpr uint64_t kNewest = uint64_t{1} << 30;
+  for (uint64_t seq = kNewest - 16; seq < kNewest; ++seq) WriteStart(ring, StartFor(seq));
+  StartRingScanner scanner(ring, 16);
+  std::vector<uint64_t> seen;
+  uint64_t lost = 0, lost_calls = 0;
+  scanner.Scan([&](const StepStart& s) { seen.push_back(s.seq); },
+               [&](uint64_t count) {
+                 lost += count;
+                 ++lost_calls;
+               });
+  EXPECT_EQ(lost, kNewest - 16);
+  EXPECT_LE(lost_calls, StartRingScanner::kCertainlyOverwrittenLaps * 16 + 1);
+  ASSERT_EQ(seen.size(), 16u);
+  for (uint64_t i = 0; i < 16; ++i) EXPECT_EQ(seen[i], kNewest - 16 + i);
+  EXPECT_EQ(scanner.next_seq(), kNewest);
 }
 
 TEST(StepRingTest, ConcurrentWritersWrapManyTimesWithoutLossWhenTheReaderKeepsUp) {
@@ -371,7 +393,7 @@ TEST(StepRingTest, ConcurrentWritersWrapManyTimesWithoutLossWhenTheReaderKeepsUp
           if (num_seen > 1 && s.seq < last_seq) ++out_of_order;
           last_seq = s.seq;
         },
-        [&](uint64_t) { ++lost; });
+        [&](uint64_t count) { lost += count; });
     consumed.store(scanner.resolved_floor(), std::memory_order_release);
     std::this_thread::yield();
   }
@@ -414,7 +436,7 @@ TEST(StepRingTest, LockstepWritersOverrunningTheReaderAccountForEveryRecord) {
           EXPECT_TRUE(s.peer == 1 || s.peer == 3 || s.peer == 300 || s.peer == 70000) << s.peer;
           EXPECT_EQ(s.is_send, s.peer == 1 || s.peer == 300);
         },
-        [&](uint64_t) { ++lost; });
+        [&](uint64_t count) { lost += count; });
   };
   writer.Start();
   while (!writer.Done()) scan();

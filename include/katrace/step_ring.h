@@ -131,6 +131,14 @@ KATRACE_HD_INLINE StepSlotState ReadStart(const StepRingView& ring, uint64_t seq
   return StepSlotState::kReady;
 }
 
+// How many sequences newer than |seq| the record now in |seq|'s start slot is: 0 when the slot
+// holds |seq|'s record, an older one or none; otherwise a multiple of the depth.
+KATRACE_HD_INLINE uint64_t StartSlotLead(const StepRingView& ring, uint64_t seq) {
+  const int64_t distance =
+      step_record::SeqDistance(step_atomic::LoadAcquire(&StartSlot(ring, seq).word[0]), seq, 32);
+  return distance > 0 ? uint64_t(distance) : 0;
+}
+
 // |ready_ns| is the start's transfer time, from which the stop's high bits are rebuilt.
 KATRACE_HD_INLINE StepSlotState ReadStop(const StepRingView& ring, uint64_t seq, uint64_t ready_ns,
                                          uint64_t* stop_ns) {

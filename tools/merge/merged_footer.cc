@@ -31,7 +31,8 @@ MergedFooter::MergedFooter()
 void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offset_ns,
                             uint64_t events_in, uint64_t events_out, const Json* footer,
                             const std::string& problem,
-                            const std::vector<std::pair<int64_t, int64_t>>& pid_map) {
+                            const std::vector<std::pair<int64_t, int64_t>>& pid_map,
+                            const RankSelection& ranks) {
   Json input = Json::object();
   input["file"] = path;
   input["rank"] = rank;
@@ -49,12 +50,28 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
   if (!problem.empty()) input["problem"] = problem;
   if (footer != nullptr) {
     input["footer"] = *footer;
-    AddCaptures(*footer, rank);
+    AddCaptures(*footer, rank, ranks);
   }
   inputs_.push_back(std::move(input));
 }
 
-void MergedFooter::AddCaptures(const Json& footer, int64_t rank) {
+namespace {
+
+// Whether a merged footer's input entry holds a rank |ranks| keeps: its `pids` are pids of the
+// merged file, which --ranks selects on. An entry without pids is kept.
+bool PartIsSelected(const Json& input, const RankSelection& ranks) {
+  const Json* pids = Field(input, "pids");
+  if (ranks.all() || pids == nullptr || !pids->is_array()) return true;
+  for (const Json& pid : *pids) {
+    int64_t value = 0;
+    if (AsInt64(pid, &value) && ranks.Contains(value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void MergedFooter::AddCaptures(const Json& footer, int64_t rank, const RankSelection& ranks) {
   // A merged input's sums are its inputs' footers summed: those footers are added instead, so
   // that a capture that reaches this merge twice (its ranks split with --ranks, each part
   // carrying the whole capture's footer, then merged back) counts once.
@@ -62,10 +79,11 @@ void MergedFooter::AddCaptures(const Json& footer, int64_t rank) {
     if (const Json* inputs = Field(footer, "inputs"); inputs != nullptr && inputs->is_array()) {
       for (const Json& input : *inputs) {
         const Json* part = input.is_object() ? Field(input, "footer") : nullptr;
-        if (part == nullptr || !part->is_object()) continue;
+        if (part == nullptr || !part->is_object() || !PartIsSelected(input, ranks)) continue;
         int64_t part_rank = rank;
         if (const Json* r = Field(input, "rank")) AsInt64(*r, &part_rank);
-        AddCaptures(*part, part_rank);
+        // Its own parts' pids are those of the file it was merged into: all of them count.
+        AddCaptures(*part, part_rank, RankSelection());
       }
       return;
     }

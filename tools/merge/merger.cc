@@ -163,8 +163,9 @@ class WritePass : public TraceVisitor {
     const Json& json = event.json;
     int64_t pid = 0;
     const Json* pid_value = Field(json, "pid");
-    if (pid_value != nullptr && AsInt64(*pid_value, &pid) && !selection_.KeepRank(pid)) {
-      return true;
+    if (pid_value != nullptr && AsInt64(*pid_value, &pid)) {
+      if (!selection_.KeepRank(pid)) return true;
+      ++of_selected_ranks_;
     }
     const std::string ph = StringField(json, "ph");
     const char phase = ph.size() == 1 ? ph[0] : '?';
@@ -222,6 +223,8 @@ class WritePass : public TraceVisitor {
   }
 
   uint64_t written() const { return written_; }
+  // Events of a rank --ranks keeps (every rank has its metadata), whatever else left them out.
+  uint64_t of_selected_ranks() const { return of_selected_ranks_; }
   const Json* footer() const { return has_footer_ ? &footer_ : nullptr; }
   const UnusableTimesTally& unusable_times() const { return unusable_times_; }
 
@@ -245,6 +248,7 @@ class WritePass : public TraceVisitor {
   PftraceMergeWriter* pftrace_;
   std::string line_;
   uint64_t written_ = 0;
+  uint64_t of_selected_ranks_ = 0;
   UnusableTimesTally unusable_times_;
   Json footer_;
   bool has_footer_ = false;
@@ -369,6 +373,7 @@ int RunMerge(const MergeOptions& options) {
   bool first_event = true;
   SizeWarning size_warning{options.warn_bytes, options.quiet};
   uint64_t total_written = 0;
+  uint64_t of_selected_ranks = 0;
   const bool show_progress = input_bytes >= options.progress_min_bytes;
   ReadOptions read_options;
   read_options.tool = "katrace-merge";
@@ -466,8 +471,15 @@ int RunMerge(const MergeOptions& options) {
       if (key.first == i) pid_map.emplace_back(key.second, merged);
     }
     footer.AddInput(input.path, input.header.rank, offset, read.events, pass.written(),
-                    pass.footer(), problem, pid_map);
+                    pass.footer(), problem, pid_map, options.ranks);
     total_written += pass.written();
+    of_selected_ranks += pass.of_selected_ranks();
+  }
+  // A merged input is selected event by event: that none of its ranks is selected shows only now.
+  // Nothing is written then, as when no per-rank file matched.
+  if (of_selected_ranks == 0 && !options.ranks.all()) {
+    std::fprintf(stderr, "katrace-merge: nothing to merge (no input matches --ranks)\n");
+    return 2;
   }
   if (protobuf) {
     pftrace->End(footer.Katrace(base, options));
