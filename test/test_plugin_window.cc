@@ -4,6 +4,7 @@
 // NCCL's order for one collective per group: GroupApi > CollApi (both stopped before the Coll
 // starts, so the Coll's parent slot may already hold another event) > Coll > KernelCh and
 // ProxyOp children on a "proxy" pass afterwards.
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,48 @@ TEST_F(WindowTest, ControlFileStartsStopsAndDumps) {
   int unknown = 0;
   for (const std::string& w : CapturedWarnings()) unknown += w.find("unknown word 'frobnicate'") != std::string::npos;
   EXPECT_EQ(unknown, 1);
+}
+
+// A rewrite of the control file with the same size inside one mtime tick of the file system (a
+// jiffy on ext4: a script's `echo` right after another) leaves everything stat shows alike; the
+// mtime is put back by hand here to make that tick certain. The word is acted on all the same.
+TEST_F(WindowTest, AControlFileRewrittenAlikeToStatIsStillRead) {
+  const std::string control = dir_ + "/control";
+  std::ofstream(control) << "start\n";
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  Comm c = InitComm(0x3105, 0, 2);
+  Groups(c.ctx, 0, 10);
+  struct stat before {};
+  ASSERT_EQ(stat(control.c_str(), &before), 0);
+  std::ofstream(control) << " stop\n";  // the same 6 bytes, the same inode
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, control.c_str(), times, 0), 0);
+  SleepMs(350);  // the writer polls about every 100 ms
+  Groups(c.ctx, 10, 20);
+  json trace = Finish(c.ctx);
+  EXPECT_EQ(Seqs(trace), Range(0, 10));
+  EXPECT_EQ(Markers(trace), (std::vector<std::string>{"capture off (control file)"}));
+}
+
+// A `start` while KATRACE_DURATION's window is open keeps capture on past it (a trigger sets
+// capture from then on): that is said, not done silently.
+TEST_F(WindowTest, AStartInsideTheDurationWindowSaysTheDurationNoLongerApplies) {
+  const std::string control = dir_ + "/control";
+  std::ofstream(control) << "\n";
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  setenv("KATRACE_DURATION", "15colls", 1);
+  Comm c = InitComm(0x3106, 0, 2);
+  Groups(c.ctx, 0, 5);
+  std::ofstream(control, std::ios::app) << "start\n";
+  SleepMs(350);
+  Groups(c.ctx, 5, 30);
+  json trace = Finish(c.ctx);
+  EXPECT_EQ(Seqs(trace), Range(0, 30));
+  int said = 0;
+  for (const std::string& w : CapturedWarnings()) {
+    said += w.find("'start' while capture was already on: KATRACE_DURATION no longer applies") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1);
 }
 
 // In flight mode `dump` writes the ring as a dump of its own, exported in the background, markers

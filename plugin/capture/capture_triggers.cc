@@ -51,7 +51,10 @@ void CaptureTriggers::Start(const Config& config, CaptureWindow* window) {
   control_path_ = config.control_path;
   if (!control_path_.empty()) {
     control_stamp_ = StatControl();
-    if (control_stamp_.exists) ReadControl(nullptr);
+    if (control_stamp_.exists) {
+      control_tail_ = ReadTail();
+      Apply(control_tail_, nullptr);
+    }
   }
   signal_ = config.toggle_signal;
   if (signal_ != 0) {
@@ -70,6 +73,7 @@ CaptureTriggers::FileStamp CaptureTriggers::StatControl() const {
   struct stat st;
   if (stat(control_path_.c_str(), &st) != 0) return f;
   f.exists = true;
+  f.regular = S_ISREG(st.st_mode);
   f.dev = st.st_dev;
   f.ino = st.st_ino;
   f.size = st.st_size;
@@ -77,9 +81,9 @@ CaptureTriggers::FileStamp CaptureTriggers::StatControl() const {
   return f;
 }
 
-void CaptureTriggers::ReadControl(SpoolWriter* spool) {
+std::string CaptureTriggers::ReadTail() {
   int fd = open(control_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return;  // gone again, or not readable: nothing to act on
+  if (fd < 0) return "";  // gone again, or not readable: nothing to act on
   std::string text;
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -93,6 +97,10 @@ void CaptureTriggers::ReadControl(SpoolWriter* spool) {
     LogWarn("KATRACE_CONTROL " + control_path_ + " is not a regular file; it is ignored until it is one");
   }
   close(fd);
+  return text;
+}
+
+void CaptureTriggers::Apply(const std::string& text, SpoolWriter* spool) {
   const std::string word = LastWord(text);
   if (word.empty()) return;
   spool::MarkerBody edge{};
@@ -102,13 +110,18 @@ void CaptureTriggers::ReadControl(SpoolWriter* spool) {
     return;
   }
   if (word == "start" || word == "stop") {
-    if (window_->Trigger(word == "start", spool::kMarkerControlFile, &edge)) {
+    const char* ended = nullptr;
+    if (window_->Trigger(word == "start", spool::kMarkerControlFile, &edge, &ended)) {
       LogInfo(std::string("capture ") + (word == "start" ? "on" : "off") + " (control file " + control_path_ + ")");
       if (spool != nullptr) {
         spool->WriteMarker(edge);
       } else {
         pending_.push_back(edge);
       }
+    } else if (ended != nullptr) {
+      LogWarn(std::string("KATRACE_CONTROL ") + control_path_ + ": '" + word + "' while capture was already " +
+              (word == "start" ? "on" : "off") + ": " + ended + " no longer applies; capture stays " +
+              (word == "start" ? "on until a 'stop'" : "off until a 'start'"));
     }
   } else if (word == "dump") {
     // Nothing is captured yet at session start: a leftover "dump" there does nothing.
@@ -130,9 +143,10 @@ void CaptureTriggers::Poll(uint64_t now_ns, SpoolWriter* spool) {
   spool::MarkerBody edge{};
   if (window_->PollTime(now_ns, &edge)) spool->WriteMarker(edge);
   if (handler_installed_) {
+    const char* ended = nullptr;  // a toggle always switches capture
     const uint32_t seen = g_toggle_signals.load(std::memory_order_relaxed);
     // Two signals between polls cancel out; each odd count is one toggle.
-    if (((seen - signals_seen_) & 1) != 0 && window_->Trigger(!window_->open(), spool::kMarkerSignal, &edge)) {
+    if (((seen - signals_seen_) & 1) != 0 && window_->Trigger(!window_->open(), spool::kMarkerSignal, &edge, &ended)) {
       LogInfo(std::string("capture ") + (window_->open() ? "on" : "off") + " (" + SignalName(signal_) + ")");
       spool->WriteMarker(edge);
     }
@@ -140,10 +154,19 @@ void CaptureTriggers::Poll(uint64_t now_ns, SpoolWriter* spool) {
   }
   if (!control_path_.empty() && now_ns >= next_control_poll_ns_) {
     next_control_poll_ns_ = now_ns + kControlPollNs;
+    // The tail is read at every look (one small pread every 100 ms): a rewrite with the same
+    // size inside one mtime tick of the file system (ext4's is a jiffy) changes nothing stat
+    // shows. Anything but a regular file is opened only when it changed (a device may act on
+    // an open).
     const FileStamp stamp = StatControl();
-    if (!(stamp == control_stamp_)) {
+    const bool changed = !(stamp == control_stamp_);
+    if (changed || stamp.regular) {
+      const std::string tail = stamp.exists ? ReadTail() : std::string();
       control_stamp_ = stamp;
-      if (stamp.exists) ReadControl(spool);
+      if (changed || tail != control_tail_) {
+        control_tail_ = tail;
+        if (stamp.exists) Apply(tail, spool);
+      }
     }
   }
 }

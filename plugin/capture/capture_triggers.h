@@ -1,9 +1,12 @@
 // Run-time triggers of the capture window: the control file (KATRACE_CONTROL) and the toggle
 // signal (KATRACE_SIGNAL). Both are watched by the spool writer thread from its periodic hook, so
 // nothing of this runs on NCCL's threads:
-//   - the control file is looked at about every 100 ms; when it changed (mtime, size or inode),
-//     its last word is read: `start` and `stop` switch capture, `dump` makes everything captured
-//     readable now (SpoolWriter::DumpNow). A missing file is normal (it may be created later).
+//   - the control file is looked at about every 100 ms; when it changed (mtime, size or inode,
+//     or the text of its tail: a rewrite of the same size within the file system's mtime tick
+//     leaves the rest alike), its last word is acted on: `start` and `stop` switch capture, `dump`
+//     makes everything captured readable now (SpoolWriter::DumpNow). A missing file is normal
+//     (it may be created later). A `start` while capture is on (or `stop` while it is off) ends
+//     KATRACE_DURATION's (or KATRACE_DELAY's) say over it, as any trigger does: said in a warning.
 //     It is read once at session start too, so a file that already says `stop` starts the job
 //     with capture off (a `start` or `dump` left there does nothing);
 //   - the signal's handler only bumps an atomic counter (async-signal-safe); the writer sees it
@@ -40,6 +43,7 @@ class CaptureTriggers {
  private:
   struct FileStamp {
     bool exists = false;
+    bool regular = false;
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;
@@ -49,12 +53,17 @@ class CaptureTriggers {
     }
   };
   FileStamp StatControl() const;
-  // Applies the file's last word; a dump is done at once when |spool| is given, else left pending.
-  void ReadControl(SpoolWriter* spool);
+  // The file's tail (the last kControlTailBytes), "" when it cannot be read or is not a regular
+  // file (warned once).
+  std::string ReadTail();
+  // Applies the last word of |text|; a dump is done at once when |spool| is given, else left
+  // pending.
+  void Apply(const std::string& text, SpoolWriter* spool);
 
   CaptureWindow* window_ = nullptr;
   std::string control_path_;
   FileStamp control_stamp_;
+  std::string control_tail_;  // the tail read at the last look
   uint64_t next_control_poll_ns_ = 0;
   int signal_ = 0;
   bool handler_installed_ = false;

@@ -87,9 +87,14 @@ bool CaptureWindow::PollTime(uint64_t now_ns, spool::MarkerBody* edge) {
   return false;
 }
 
-bool CaptureWindow::Trigger(bool on, spool::MarkerReason reason, spool::MarkerBody* edge) {
+bool CaptureWindow::Trigger(bool on, spool::MarkerReason reason, spool::MarkerBody* edge, const char** ended) {
   const uint32_t was = phase_.exchange(on ? kTriggeredOn : kTriggeredOff, std::memory_order_relaxed);
-  if (IsOpen(was) == on) return false;
+  *ended = nullptr;
+  if (IsOpen(was) == on) {
+    if (was == kOpen && duration_.unit != CaptureSpan::kNone) *ended = "KATRACE_DURATION";
+    if (was == kBeforeDelay) *ended = "KATRACE_DELAY";
+    return false;
+  }
   Mark(edge, on ? spool::kMarkerCaptureOn : spool::kMarkerCaptureOff, reason);
   return true;
 }

@@ -67,8 +67,10 @@ class CaptureWindow {
   bool PollTime(uint64_t now_ns, spool::MarkerBody* edge);
 
   // A trigger: capture on or off from now on, whatever DELAY and DURATION say. True with
-  // |*edge| when capture changed.
-  bool Trigger(bool on, spool::MarkerReason reason, spool::MarkerBody* edge);
+  // |*edge| when capture changed. A trigger that leaves capture as it was still ends DELAY's or
+  // DURATION's say over it: |*ended| is then that variable's name (else null), for the caller to
+  // tell the user (a `start` inside DURATION's window keeps capture on past it).
+  bool Trigger(bool on, spool::MarkerReason reason, spool::MarkerBody* edge, const char** ended);
 
  private:
   enum Phase : uint32_t {
