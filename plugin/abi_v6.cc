@@ -13,10 +13,6 @@ ncclResult_t InitV6(void** context, uint64_t comm_id, int* mask, const char* com
   return CoreInit(context, {comm_id, mask, comm_name, nnodes, nranks, rank, logfn, 6, kV6Bits});
 }
 
-ncclResult_t StartV6(void* context, void** handle, ncclProfilerEventDescr_v6_t* descr) {
-  return CoreStart(context, handle, descr);
-}
-
 // |state| is never read as the enum (see StateAsInt).
 ncclResult_t RecordV6(void* handle, ncclProfilerEventState_v6_t state, ncclProfilerEventStateArgs_v6_t* args) {
   return CoreRecord(handle, StateAsInt(state), args);
@@ -28,6 +24,6 @@ ncclResult_t RecordV6(void* handle, ncclProfilerEventState_v6_t state, ncclProfi
 // The one exported symbol of this file: NCCL looks it up by name with dlsym.
 extern "C" {
 __attribute__((visibility("default"))) ncclProfiler_v6_t ncclProfiler_v6 = {
-    "katrace", katrace::InitV6, katrace::StartV6, katrace::CoreStop, katrace::RecordV6, katrace::CoreFinalize,
+    "katrace", katrace::InitV6, katrace::CoreStart, katrace::CoreStop, katrace::RecordV6, katrace::CoreFinalize,
 };
 }  // extern "C"

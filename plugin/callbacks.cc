@@ -88,10 +88,7 @@ bool AdmitRoot(Session* s, Kind kind) {
 
 // The kinds recorded now: NCCL's live mask (what it used for the events it is about to report),
 // or the configured one when NCCL gave no mask pointer.
-int LiveMask(const Session* s) {
-  return s->nccl_mask != nullptr ? __atomic_load_n(s->nccl_mask, __ATOMIC_RELAXED)
-                                 : s->config_mask.load(std::memory_order_relaxed);
-}
+int LiveMask(const Session* s) { return __atomic_load_n(s->live_mask, __ATOMIC_RELAXED); }
 
 // A start lost because its pool is full (or could not be made): counted, and said once.
 __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool out_of_memory) {
@@ -314,7 +311,7 @@ __attribute__((noinline)) ncclResult_t RecordState(void* handle, int state, cons
 // The entry points profiler.h declares, written in the core's own terms.
 using namespace core;
 
-ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
+ncclResult_t CoreStart(void* context, void** handle, ncclProfilerEventDescr_v6_t* d) {
   if (handle == nullptr) return ncclSuccess;
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr || d == nullptr) {
@@ -324,12 +321,12 @@ ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDesc
   const uint64_t type = d->type;
   // The parents NCCL reports only for a descendant's sake (API calls and groups under a mask that
   // leaves them out): their kind reads the live mask and passes nothing to its children, so with
-  // no capture window to consult their handle is made here, from the context value, without a
-  // slot, a table lookup, a clock read or a locked operation. Everything else is StartEvent's, out
-  // of line, so that this path pays for no stack frame.
-  if ((type & kSlotlessWhenMaskedBits) != 0 && (type & (type - 1)) == 0 && !s->window.active()) {
+  // no capture window to consult (slotless_bits is 0 under one) their handle is made here, from
+  // the context value, without a slot, a table lookup, a clock read or a locked operation.
+  // Everything else is StartEvent's, out of line, so that this path pays for no stack frame.
+  if ((type & s->slotless_bits) != 0 && (type & (type - 1)) == 0) {
     const int mask = LiveMask(s);
-    if ((mask & static_cast<int>(type)) == 0 && IsContextValue(context)) {
+    if ((static_cast<uint64_t>(static_cast<uint32_t>(mask)) & type) == 0 && IsContextValue(context)) {
       *handle = SlotlessHandle(context, type, PackMask(mask, false));
       return ncclSuccess;
     }

@@ -25,7 +25,8 @@ struct InitArgs {
 };
 
 ncclResult_t CoreInit(void** context, const InitArgs& args);
-ncclResult_t CoreStart(void* context, void** handle, const ncclProfilerEventDescr_v6_t* descr);
+// Not const: it is ncclProfiler_v6's startEvent itself (abi_v6.cc), with that exact type.
+ncclResult_t CoreStart(void* context, void** handle, ncclProfilerEventDescr_v6_t* descr);
 ncclResult_t CoreStop(void* handle);
 ncclResult_t CoreRecord(void* handle, int state, const ncclProfilerEventStateArgs_v6_t* args);
 ncclResult_t CoreFinalize(void* context);

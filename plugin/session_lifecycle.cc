@@ -136,13 +136,14 @@ Session* StartSession(const InitArgs& a) {
   int mask = s->config.mask;
   // ABI v4 has no API events: its Group event is the host-side parent users expect to see.
   if (!s->config.mask_from_env && a.abi_version == 4) mask |= ncclProfileGroup;
-  s->config_mask.store(mask & a.mask_allowed);
+  __atomic_store_n(&s->config_mask, mask & a.mask_allowed, __ATOMIC_RELAXED);
   // Said for kinds asked by name; "all" asks for nothing in particular.
   if (s->config.mask_from_env && mask != kAllKindsMask && (mask & ~a.mask_allowed) != 0) {
     LogWarn("KATRACE_MASK asks for " + DescribeEventMask(mask & ~a.mask_allowed) + ", which NCCL's profiler API v" +
             std::to_string(a.abi_version) + " (this NCCL's) does not report: those events will not appear");
   }
   s->window.Configure(s->config, s->base_monotonic_ns, a.abi_version == 4 ? Kind::kGroup : Kind::kGroupApi);
+  s->slotless_bits = s->window.active() ? 0 : kSlotlessWhenMaskedBits;
   s->triggers.Start(s->config, &s->window);
 
   SpoolWriterOptions options;
@@ -174,7 +175,7 @@ Session* StartSession(const InitArgs& a) {
   p.base_realtime_ns = s->base_realtime_ns;
   p.base_monotonic_ns = s->base_monotonic_ns;
   p.clock_source = g_clock_source;
-  p.mask = s->config_mask.load();
+  p.mask = __atomic_load_n(&s->config_mask, __ATOMIC_RELAXED);
   // Armed before the writer starts: its periodic hook reads it from then on.
   if (s->config.hang_timeout_ns != 0) {
     s->report_hang = ReportHangFromSpool;

@@ -85,8 +85,15 @@ struct Session {
   std::atomic<Context*> contexts[kMaxContexts] = {};
   int live_contexts = 0;     // under g_lifecycle
   uint64_t next_serial = 1;  // under g_lifecycle
-  int* nccl_mask = nullptr;  // NCCL's process-global activation mask (it re-reads it per operation)
-  std::atomic<int> config_mask{0};
+  // The configured activation mask (written and read with __atomic builtins), and the mask the
+  // callbacks read: NCCL's process-global one (it re-reads it per operation) once a communicator
+  // gave it, else the configured one, so that the read needs no test.
+  int config_mask = 0;
+  int* live_mask = &config_mask;
+  // The NCCL type bits whose masked-out starts CoreStart answers itself, without a slot:
+  // kSlotlessWhenMaskedBits, or none under a capture window (a root then asks the window).
+  // Set at the start, before any callback.
+  uint64_t slotless_bits = 0;
   std::atomic<bool> drop_warned[kKindCount] = {};
   std::atomic<bool> after_finalize_warned{false};
   std::atomic<bool> budget_warned{false};

@@ -78,8 +78,12 @@ constexpr uint32_t kPackedKernelStep = 1u << 15;
 constexpr uint32_t kPackedAwaitsKernelCh = 1u << 16;
 constexpr uint64_t kPackedMaskBits = (1u << 17) - 1;
 
+constexpr int kKernelStepPackShift = __builtin_ctz(static_cast<unsigned>(ncclProfileKernelStep)) - 15;
+static_assert(kKernelStepPackShift >= 0, "the KernelStep bit lies above NCCL's 15");
 inline uint32_t PackMask(int mask, bool awaits_kernel_ch) {
-  return (static_cast<uint32_t>(mask) & 0x7fff) | ((mask & ncclProfileKernelStep) ? kPackedKernelStep : 0) |
+  // Unsigned and branch-free: the masked-out parents' path (CoreStart) packs a mask per call.
+  const uint32_t m = static_cast<uint32_t>(mask);
+  return (m & 0x7fff) | ((m >> kKernelStepPackShift) & kPackedKernelStep) |
          (awaits_kernel_ch ? kPackedAwaitsKernelCh : 0);
 }
 
