@@ -2,6 +2,7 @@
 // stale handles and double stops, foreign-process proxy ops, concurrent init and finalize in any
 // order, a mask changed while running, and many threads at once. None may crash, hang, leak a
 // slot or corrupt another event.
+#include <fcntl.h>
 #include <string.h>
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -288,12 +289,23 @@ TEST_F(RobustnessTest, APipeReaderThatLeavesEarlyCostsTheTraceNotTheProcess) {
   Comm c = InitComm(15, 0, 1);
   // Far more trace than a pipe holds, so the writer must meet the closed end.
   for (int i = 0; i < 3000; ++i) CollWithChannels(c.ctx, nullptr, i, 1);
+  // The reader opens without waiting for a writer and waits for data at most 60 s, so that a
+  // plugin that never writes fails this test instead of hanging it.
+  const int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
   std::thread reader([&] {
-    FILE* f = fopen(fifo.c_str(), "r");
-    if (f == nullptr) return;
     char first[16];
-    EXPECT_EQ(fread(first, 1, sizeof(first), f), sizeof(first));
-    fclose(f);
+    size_t got = 0;
+    for (int waited_ms = 0; got < sizeof(first) && waited_ms < 60000; waited_ms += 10) {
+      const ssize_t n = read(fd, first + got, sizeof(first) - got);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+        continue;
+      }
+      usleep(10000);
+    }
+    EXPECT_EQ(got, sizeof(first));
+    close(fd);
   });
   v6().finalize(c.ctx);
   reader.join();
