@@ -325,6 +325,26 @@ TEST_F(WindowTest, AStartInsideTheDurationWindowSaysTheDurationNoLongerApplies) 
   EXPECT_EQ(said, 1);
 }
 
+// A `stop` while KATRACE_DELAY still holds capture off keeps it off for good: said as well.
+TEST_F(WindowTest, AStopBeforeTheDelayPassedSaysTheDelayNoLongerApplies) {
+  const std::string control = dir_ + "/control";
+  std::ofstream(control) << "\n";
+  setenv("KATRACE_CONTROL", control.c_str(), 1);
+  setenv("KATRACE_DELAY", "5colls", 1);
+  Comm c = InitComm(0x3107, 0, 2);
+  Groups(c.ctx, 0, 2);
+  std::ofstream(control, std::ios::app) << "stop\n";
+  SleepMs(350);
+  Groups(c.ctx, 2, 20);
+  json trace = Finish(c.ctx);
+  EXPECT_TRUE(Seqs(trace).empty());
+  int said = 0;
+  for (const std::string& w : CapturedWarnings()) {
+    said += w.find("'stop' while capture was already off: KATRACE_DELAY no longer applies") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1);
+}
+
 // In flight mode `dump` writes the ring as a dump of its own, exported in the background, markers
 // included (the writer's own blocks go through the ring like the callbacks'); the job goes on
 // and the dump at exit holds the rest.
