@@ -148,6 +148,13 @@ class WindowTest : public PluginTest {
   static constexpr int kChannels = 2;
 };
 
+// How many of the plugin's warnings so far contain |text|.
+int WarningsContaining(const std::string& text) {
+  int n = 0;
+  for (const std::string& w : CapturedWarnings()) n += w.find(text) != std::string::npos;
+  return n;
+}
+
 // DELAY=20colls DURATION=10colls: the roots that start after 20 collectives started are
 // admitted, 10 collectives of them, whole; the last one's children arrive after the window has
 // closed and are still kept.
@@ -278,9 +285,7 @@ TEST_F(WindowTest, ControlFileStartsStopsAndDumps) {
   ExpectWhole(trace, 10);
   EXPECT_EQ(Markers(trace), (std::vector<std::string>{"capture off (control file)", "capture on (control file)",
                                                       "capture off (control file)", "dump (control file)"}));
-  int unknown = 0;
-  for (const std::string& w : CapturedWarnings()) unknown += w.find("unknown word 'frobnicate'") != std::string::npos;
-  EXPECT_EQ(unknown, 1);
+  EXPECT_EQ(WarningsContaining("unknown word 'frobnicate'"), 1);
 }
 
 // A rewrite of the control file with the same size inside one mtime tick of the file system (a
@@ -318,11 +323,7 @@ TEST_F(WindowTest, AStartInsideTheDurationWindowSaysTheDurationNoLongerApplies) 
   Groups(c.ctx, 5, 30);
   json trace = Finish(c.ctx);
   EXPECT_EQ(Seqs(trace), Range(0, 30));
-  int said = 0;
-  for (const std::string& w : CapturedWarnings()) {
-    said += w.find("'start' while capture was already on: KATRACE_DURATION no longer applies") != std::string::npos;
-  }
-  EXPECT_EQ(said, 1);
+  EXPECT_EQ(WarningsContaining("'start' while capture was already on: KATRACE_DURATION no longer applies"), 1);
 }
 
 // A `stop` while KATRACE_DELAY still holds capture off keeps it off for good: said as well.
@@ -338,11 +339,7 @@ TEST_F(WindowTest, AStopBeforeTheDelayPassedSaysTheDelayNoLongerApplies) {
   Groups(c.ctx, 2, 20);
   json trace = Finish(c.ctx);
   EXPECT_TRUE(Seqs(trace).empty());
-  int said = 0;
-  for (const std::string& w : CapturedWarnings()) {
-    said += w.find("'stop' while capture was already off: KATRACE_DELAY no longer applies") != std::string::npos;
-  }
-  EXPECT_EQ(said, 1);
+  EXPECT_EQ(WarningsContaining("'stop' while capture was already off: KATRACE_DELAY no longer applies"), 1);
 }
 
 // In flight mode `dump` writes the ring as a dump of its own, exported in the background, markers
