@@ -29,6 +29,8 @@
 #include "common/in_place_path.h"
 #include "common/output_file.h"
 #include "common/paths.h"
+#include "common/utf8_sequence.h"
+#include "plugin/export/json_buffer.h"
 #include "test/support/scoped_env.h"
 #include "test/support/synthetic_trace.h"
 #include "tools/common/cli_args.h"
@@ -36,6 +38,7 @@
 #include "tools/common/json_fields.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
+#include "tools/common/utf8_text.h"
 
 namespace katrace::tools {
 namespace {
@@ -468,6 +471,36 @@ TEST(OutputFileTest, DashIsStdoutOnlyWhenThePolicySaysSo) {
   EXPECT_TRUE(tool.in_place());
   EXPECT_TRUE(tool.Commit(&error)) << error;
   fs::current_path(cwd);
+}
+
+// The plugin's JSON writer and the tools repair ill-formed UTF-8 alike: one U+FFFD for each
+// maximal ill-formed subpart, as in Unicode's own example (3.9, "U+FFFD Substitution of Maximal
+// Subparts"), and overlong forms, surrogates and code points above U+10FFFF are ill-formed.
+TEST(SharedHelpersTest, IllFormedUtf8IsRepairedOneReplacementPerMaximalSubpart) {
+  const std::string r = "\xef\xbf\xbd";
+  const std::pair<std::string, std::string> cases[] = {
+      {"\x61\xf1\x80\x80\xe1\x80\xc2\x62\x80\x63\x80\xbf\x64", "a" + r + r + r + "b" + r + "c" + r + r + "d"},
+      {"\xc0\xaf", r + r},                   // an overlong '/'
+      {"\xe0\x80\xaf", r + r + r},          // another
+      {"\xed\xa0\x80", r + r + r},          // a UTF-16 surrogate
+      {"\xf4\x90\x80\x80", r + r + r + r}, // above U+10FFFF
+      {"\xf0\x9f\x98", r},                  // a four-byte sequence cut short
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e"},  // well-formed
+  };
+  for (const auto& [in, want] : cases) {
+    std::string from_plugin, from_tools;
+    katrace::AppendWellFormedUtf8(&from_plugin, in.data(), in.size(), false);
+    katrace::tools::AppendUtf8Repaired(in, &from_tools);
+    EXPECT_EQ(from_plugin, want) << katrace::tools::BoundedForMessage(in);
+    EXPECT_EQ(from_tools, want) << katrace::tools::BoundedForMessage(in);
+    EXPECT_EQ(katrace::tools::IsUtf8(in), in == want);
+  }
+  size_t bad = 0;
+  const unsigned char truncated[] = {0xe2, 0x82};
+  EXPECT_EQ(katrace::Utf8SequenceLength(truncated, 2, &bad), 0u);
+  EXPECT_EQ(bad, 2u);
+  const unsigned char euro[] = {0xe2, 0x82, 0xac};
+  EXPECT_EQ(katrace::Utf8SequenceLength(euro, 3, &bad), 3u);
 }
 
 TEST(SharedHelpersTest, NamesNumbersAndSuffixes) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/hex16.h"
+#include "common/utf8_sequence.h"
 
 namespace katrace {
 
@@ -126,33 +127,14 @@ inline void AppendWellFormedUtf8(std::string* out, const char* s, size_t n, bool
       ++i;
       continue;
     }
-    // Length of the sequence the lead byte announces and the range its second byte must fall
-    // in; the later continuation bytes are always 0x80..0xbf.
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;
-      if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;
-    }
-    size_t good = len == 0 ? 0 : 1;
-    while (good > 0 && good < len && i + good < n) {
-      unsigned char b = static_cast<unsigned char>(s[i + good]);
-      if (good == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) break;
-      ++good;
-    }
-    if (len != 0 && good == len) {
+    size_t bad = 0;
+    const size_t len = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(s + i), n - i, &bad);
+    if (len != 0) {
       out->append(s + i, len);
       i += len;
     } else {
       out->append("\xef\xbf\xbd", 3);
-      i += good == 0 ? 1 : good;
+      i += bad;
     }
   }
 }

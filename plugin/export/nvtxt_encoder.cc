@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "common/utf8_sequence.h"
+
 namespace katrace {
 namespace exporting {
 
@@ -13,23 +15,6 @@ constexpr size_t kColorCount = sizeof(kColors) / sizeof(kColors[0]);
 
 // The category of the process-level markers (capture switches, dumps, the trace's end).
 constexpr std::string_view kMarkerCategory = "katrace";
-
-// The length of the valid UTF-8 sequence at |s| (shortest form, no surrogates, at most
-// U+10FFFF), or 0 when the bytes there are not one.
-size_t Utf8Length(const unsigned char* s, size_t n) {
-  const unsigned c = s[0];
-  auto cont = [&](size_t i, unsigned lo, unsigned hi) { return i < n && s[i] >= lo && s[i] <= hi; };
-  if (c >= 0xc2 && c <= 0xdf) return cont(1, 0x80, 0xbf) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    const unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    return cont(1, lo, hi) && cont(2, 0x80, 0xbf) ? 3 : 0;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    const unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    return cont(1, lo, hi) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) ? 4 : 0;
-  }
-  return 0;
-}
 
 // Appends " key=value" when all of it fits before |limit|; leaves |*pp| alone when not.
 bool PutArg(char** pp, char* limit, const Arg& a) {
@@ -82,7 +67,7 @@ char* NvtxtEncoder::PutText(char* p, std::string_view s, size_t room, bool* whol
     } else if (c < 0x80) {
       *p++ = ' ';  // a control byte, newlines and DEL included
       ++i;
-    } else if (const size_t len = Utf8Length(in + i, n - i)) {
+    } else if (size_t bad = 0; const size_t len = Utf8SequenceLength(in + i, n - i, &bad)) {
       if (len > static_cast<size_t>(end - p)) break;
       memcpy(p, in + i, len);
       p += len;

@@ -1,49 +1,22 @@
 // UTF-8 validation, repair and bounded quoting (see utf8_text.h).
 #include "tools/common/utf8_text.h"
 
+#include "common/utf8_sequence.h"
+
 namespace katrace::tools {
 
-size_t Utf8SequenceLength(std::string_view s, size_t* bad) {
-  const unsigned char c = static_cast<unsigned char>(s[0]);
-  if (c < 0x80) return 1;
-  // The lead byte fixes the length and the range of the second byte; the others are 80..BF.
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) {
-    len = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;  // no UTF-16 surrogates
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
-  }
-  if (len == 0) {
-    *bad = 1;
-    return 0;
-  }
-  size_t good = 1;
-  while (good < len && good < s.size()) {
-    const unsigned char b = static_cast<unsigned char>(s[good]);
-    if (good == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) break;
-    ++good;
-  }
-  if (good == len) return len;
-  *bad = good;
-  return 0;
+namespace {
+
+size_t SequenceLengthAt(std::string_view s, size_t i, size_t* bad) {
+  return Utf8SequenceLength(reinterpret_cast<const unsigned char*>(s.data() + i), s.size() - i, bad);
 }
 
+}  // namespace
+
 bool IsUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t bad = 0;
-    const size_t len = Utf8SequenceLength(s.substr(i), &bad);
+  size_t bad = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = SequenceLengthAt(s, i, &bad);
     if (len == 0) return false;
     i += len;
   }
@@ -61,7 +34,7 @@ size_t AppendUtf8Repaired(std::string_view s, std::string* out) {
     i = ascii;
     if (i == s.size()) break;
     size_t bad = 0;
-    const size_t len = Utf8SequenceLength(s.substr(i), &bad);
+    const size_t len = SequenceLengthAt(s, i, &bad);
     if (len != 0) {
       out->append(s.data() + i, len);
       i += len;

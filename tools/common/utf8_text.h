@@ -1,7 +1,8 @@
 // UTF-8 hygiene for text the tools take from trace files and write out again: strings are
-// repaired the way the plugin's encoder repairs them (each ill-formed byte sequence becomes
-// U+FFFD), and text quoted in a message is cut to a bounded length, so a hostile name can
-// neither break a strict JSON parser downstream nor flood a terminal.
+// repaired the way the plugin's encoder repairs them (each maximal ill-formed subpart, as
+// common/utf8_sequence.h tells it, becomes U+FFFD), and text quoted in a message is cut to a
+// bounded length, so a hostile name can neither break a strict JSON parser downstream nor flood
+// a terminal.
 #ifndef KATRACE_TOOLS_COMMON_UTF8_TEXT_H_
 #define KATRACE_TOOLS_COMMON_UTF8_TEXT_H_
 
@@ -11,9 +12,6 @@
 
 namespace katrace::tools {
 
-// Length of the well-formed UTF-8 sequence at |s| (1 to 4), or 0 when the bytes there do not
-// start one; |*bad| is then the length of the maximal ill-formed subpart (Unicode 3.9, 3-7).
-size_t Utf8SequenceLength(std::string_view s, size_t* bad);
 // True when every byte of |s| belongs to a well-formed UTF-8 sequence.
 bool IsUtf8(std::string_view s);
 // Appends |s| to |out| with every maximal ill-formed subpart replaced by U+FFFD; returns how
