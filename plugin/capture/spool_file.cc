@@ -134,13 +134,6 @@ void SpoolFile::CountLostStarts(const uint8_t* raw, uint32_t raw_bytes) {
   }
 }
 
-void SpoolFile::WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc) {
-  if (fd_ < 0) return;
-  spool::BlockHeader h = header;
-  Renumber(&h, sequence_, payload_crc);
-  Append(reinterpret_cast<const uint8_t*>(&h), sizeof(h), payload, h.stored_bytes, h.raw_bytes);
-}
-
 bool SpoolFile::Append(const uint8_t* frame, size_t n, const uint8_t* rest, size_t rest_n, uint32_t raw_bytes) {
   int err = 0;
   if (WriteAll(frame, n, &err) && (rest_n == 0 || WriteAll(rest, rest_n, &err))) {

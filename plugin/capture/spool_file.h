@@ -45,8 +45,6 @@ class SpoolFile {
   // Frames |raw| (|raw_bytes| of whole records) as one block and writes it, compressed when the
   // file compresses and |compress| allows it.
   void WriteBlock(uint32_t stream, uint32_t os_tid, const uint8_t* raw, uint32_t raw_bytes, bool compress = true);
-  // Writes a block framed earlier (by the flight recorder), renumbered to follow this file's.
-  void WriteFramed(const spool::BlockHeader& header, const uint8_t* payload, uint32_t payload_crc);
   void Close();
 
   const std::string& path() const { return path_; }

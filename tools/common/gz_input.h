@@ -64,7 +64,6 @@ class GzInput : public std::streambuf {
   uint64_t file_offset() const;
   uint64_t file_size() const { return file_size_; }
   bool is_gzip() const { return is_gzip_; }
-  bool at_eof() const { return at_eof_; }
   // Empty unless the file ended badly: truncated gzip stream, bad CRC, bytes after the last gzip
   // member, read error.
   const std::string& error() const { return error_; }

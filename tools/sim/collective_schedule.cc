@@ -108,11 +108,6 @@ std::optional<OpKind> ParseOpKind(const std::string& text) {
   return std::nullopt;
 }
 
-bool IsCollective(OpKind kind) {
-  return kind == OpKind::kAllReduce || kind == OpKind::kAllGather ||
-         kind == OpKind::kReduceScatter;
-}
-
 OpSchedule BuildOpSchedule(OpKind kind, int rank, int num_ranks, int num_channels,
                            size_t size_bytes) {
   OpSchedule schedule;

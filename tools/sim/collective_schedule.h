@@ -17,7 +17,6 @@ enum class OpKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kAlltoAll
 
 const char* OpKindName(OpKind kind);  // "allreduce", ... (the --ops spelling)
 std::optional<OpKind> ParseOpKind(const std::string& text);
-bool IsCollective(OpKind kind);       // Coll tasks (true) or P2p tasks (false)
 
 // NCCL moves SIMPLE-protocol ring data in 512 KiB steps, two steps per network transfer.
 inline constexpr size_t kRingTransferBytes = 1 << 20;
