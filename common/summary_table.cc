@@ -260,8 +260,11 @@ std::string SummaryTable::ToText() const {
   }
   std::vector<std::string> header = {"Time (%)"};
   DurationUnit units[kDurations];
+  std::vector<double> per_instance;
+  for (int d = kAvg; d <= kStddev; ++d) per_instance.insert(per_instance.end(), values[d].begin(), values[d].end());
+  const DurationUnit per_instance_unit = UnitForColumn(per_instance);
   for (int d = 0; d < kDurations; ++d) {
-    units[d] = UnitForColumn(values[d]);
+    units[d] = d >= kAvg ? per_instance_unit : UnitForColumn(values[d]);
     if (d == kBusy && !busy) continue;
     header.push_back(std::string(kDurationTitles[d]) + " (" + units[d].name + ")");
     if (d == kTotal) header.push_back("Instances");

@@ -12,7 +12,9 @@
 //   over the sum of every row's Total, as Nsight computes it.
 // - Total Time is always the sum of the durations (Avg x Instances): concurrent slices add up.
 // - Each duration column has one unit, named in its header ("Total Time (ms)"): the largest of
-//   ns, us, ms, s in which the column's smallest non-zero value is at least 1.
+//   ns, us, ms, s in which the column's smallest non-zero value is at least 1. The columns of one
+//   instance (Avg, Med, Min, Max, StdDev) share one unit, chosen so over all five, so that a
+//   row's average, median and extremes read side by side without converting.
 //
 // Invariants worth knowing before changing this file:
 // - Count, total, min, max and the moments are exact integers (sum of squares in 128 bits), so

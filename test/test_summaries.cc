@@ -86,8 +86,8 @@ double Number(std::string cell) {
   return strtod(digits.c_str(), nullptr);
 }
 
-// Nanoseconds per unit of a duration column, from its header ("Busy (us)"); each column picks
-// its own unit, so cells of two columns compare only after scaling.
+// Nanoseconds per unit of a duration column, from its header ("Busy (us)"); Busy and Total each
+// pick their own unit, so their cells compare only after scaling.
 double NsPerUnit(const std::string& header) {
   if (header.find("(s)") != std::string::npos) return 1e9;
   if (header.find("(ms)") != std::string::npos) return 1e6;

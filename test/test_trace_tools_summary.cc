@@ -244,6 +244,25 @@ TEST(SummaryTableTest, TextHasOneUnitPerColumnAlignedColumnsAndThousands) {
   EXPECT_NE(lines[4].find("--------"), std::string::npos) << text;
 }
 
+// Regression: each column picked its own unit, so one row read "Avg (us) 87.643" beside
+// "Med (ns) 82,432". The five columns of one instance share the unit of the smallest of them;
+// Busy and Total, sums, keep their own.
+TEST(SummaryTableTest, TheColumnsOfOneInstanceShareOneUnit) {
+  SummaryTable t("GPU-side activity", TimeShare::kOfSpan);
+  for (int i = 0; i < 100; ++i) t.Add("KernelCh AllReduce", i * 1000000, 80000 + (i == 0 ? 140000 : 0));
+  t.Add("KernelStep Send", 0, 360);  // its Min alone is below a microsecond
+  t.Add("KernelStep Send", 2000, 9000);
+  const std::vector<std::string> lines = Lines(t.ToText());
+  ASSERT_GE(lines.size(), 6u);
+  const std::string& header = lines[3];
+  for (const char* column : {"Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
+  }
+  EXPECT_NE(header.find("Busy (us)"), std::string::npos) << header;  // the KernelStep's 9.36 us
+  EXPECT_NE(header.find("Total Time (us)"), std::string::npos) << header;
+  EXPECT_NE(lines[5].find("81,400"), std::string::npos) << "the KernelCh's Avg, in ns: " << lines[5];
+}
+
 TEST(SummaryTableTest, ColumnUnitFollowsItsSmallestValue) {
   EXPECT_STREQ(UnitForColumn({999.0, 5e9}).name, "ns");
   EXPECT_STREQ(UnitForColumn({1000.0, 5e9}).name, "us");
