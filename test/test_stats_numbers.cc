@@ -131,6 +131,30 @@ TEST(StatsNumbersTest, StatsPrintsNcclTestsBandwidthForAllGather) {
   EXPECT_NE(text.find("16.00         12.00"), std::string::npos) << text;
 }
 
+// Regression: each duration column of the bandwidth table chose its own unit, so an average of
+// 2 us printed as "Avg (us) 2.033" beside "Med (ns) 600"; the two now share one. The formulas
+// are under the title (in CSV as comment lines), not in a title line of 270 characters.
+TEST(StatsNumbersTest, TheBandwidthTablesTimesShareOneUnitAndItsFormulasFollowTheTitle) {
+  TraceFile file("allgather-units.json");
+  std::vector<Json> events;
+  const double gpu_us[] = {0.5, 0.6, 5.0};
+  for (int i = 0; i < 3; ++i) {
+    events.push_back(Slice("Coll", "AllGather", 100.0 * i, 80.0,
+                           {{"id", i + 1}, {"comm", kCommText}, {"rank", 0}, {"func", "AllGather"},
+                            {"seq", i}, {"bytes", 262144}, {"algo", "RING"}, {"proto", "SIMPLE"},
+                            {"gpu_start", 100.0 * i + 10}, {"gpu_end", 100.0 * i + 10 + gpu_us[i]}}));
+  }
+  file.Write(0, events, 4);
+  const std::string text = StatsText("bw", file.path());
+  EXPECT_NE(text.find("Avg (ns)  Med (ns)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2,033  "), std::string::npos) << "the mean, 2,033 ns: " << text;
+  EXPECT_NE(text.find("as nccl-tests computes it\n AlgBW = size / mean GPU time"), std::string::npos) << text;
+  const auto csv = RunTool("katrace-stats", "--format csv --report bw " + file.path(), false);
+  EXPECT_NE(csv.output.find("as nccl-tests computes it\n# AlgBW = size / mean GPU time"), std::string::npos)
+      << csv.output;
+  EXPECT_NE(csv.output.find("\n# BusBW = AlgBW x 2(n-1)/n"), std::string::npos) << csv.output;
+}
+
 // A collective whose GPU time is 0 has no bandwidth: "n/a" in the text, null in JSON and an empty
 // cell in CSV (the CSV had the word null in it).
 TEST(StatsNumbersTest, ABandwidthWithoutANumberIsAnEmptyCsvCell) {

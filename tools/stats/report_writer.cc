@@ -28,6 +28,7 @@ struct Grid {
   std::vector<std::vector<std::string>> text;
   std::vector<std::vector<Json>> raw;
   bool last_is_text = true;  // a text last column stays left-aligned and unpadded
+  std::string meaning{};     // how to read it: under the title in text, one line each ('\n')
 
   void AddRow(std::vector<std::string> text_cells, std::vector<Json> raw_cells) {
     text.push_back(std::move(text_cells));
@@ -47,20 +48,36 @@ std::string CsvCell(const Json& value) {
   return value.is_string() ? CsvField(value.get<std::string>()) : value.dump();
 }
 
+// The grid's meaning, each line after |prefix| (" " under a text title, "# " in CSV).
+std::string MeaningLines(const Grid& grid, const char* prefix) {
+  std::string out;
+  for (size_t at = 0; at < grid.meaning.size();) {
+    const size_t end = std::min(grid.meaning.find('\n', at), grid.meaning.size());
+    out += prefix + grid.meaning.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+// A grid's duration columns (an average beside a median, a delay beside a lead) share one unit,
+// so that a row reads across without converting.
 std::string GridText(const Grid& grid) {
-  std::string out = grid.title + "\n";
+  std::string out = grid.title + "\n" + MeaningLines(grid, " ");
   if (grid.text.empty()) return out + " (none)\n";
   const size_t n = grid.columns.size();
+  auto value = [&](size_t r, size_t c) { return grid.raw[r][c].is_number() ? grid.raw[r][c].get<double>() : 0.0; };
+  std::vector<double> durations;
+  for (size_t c = 0; c < n; ++c) {
+    for (size_t r = 0; grid.columns[c].duration && r < grid.raw.size(); ++r) durations.push_back(value(r, c));
+  }
+  const DurationUnit unit = UnitForColumn(durations);
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows = grid.text;
   for (size_t c = 0; c < n; ++c) {
     header.push_back(grid.columns[c].text);
     if (!grid.columns[c].duration) continue;
-    std::vector<double> values;
-    for (const auto& raw : grid.raw) values.push_back(raw[c].is_number() ? raw[c].get<double>() : 0.0);
-    const DurationUnit unit = UnitForColumn(values);
     header[c] += std::string(" (") + unit.name + ")";
-    for (size_t r = 0; r < rows.size(); ++r) rows[r][c] = FormatInUnit(values[r], unit);
+    for (size_t r = 0; r < rows.size(); ++r) rows[r][c] = FormatInUnit(value(r, c), unit);
   }
   std::vector<size_t> width(n);
   for (size_t c = 0; c < n; ++c) {
@@ -107,10 +124,7 @@ Json GridJson(const Grid& grid) {
 }
 
 Grid BandwidthGrid(const StatsState& state) {
-  Grid grid{"Bandwidth per collective size, as nccl-tests computes it (AlgBW = size / mean GPU "
-            "time, size = Size, n x Size for AllGather and ReduceScatter, whose Size is one rank's "
-            "share; BusBW = AlgBW x 2(n-1)/n for AllReduce, (n-1)/n for AllGather and "
-            "ReduceScatter, 1 otherwise)",
+  Grid grid{"Bandwidth per collective size, as nccl-tests computes it",
             {{"Function", "Function", "func"},
              {"Size", "Size (B)", "bytes"},
              {"Ranks", "Ranks", "nranks"},
@@ -122,6 +136,9 @@ Grid BandwidthGrid(const StatsState& state) {
             {},
             {},
             false};
+  grid.meaning =
+      "AlgBW = size / mean GPU time; size = Size, or n x Size for AllGather and ReduceScatter, whose Size is one rank's share\n"
+      "BusBW = AlgBW x 2(n-1)/n for AllReduce, x (n-1)/n for AllGather and ReduceScatter, x 1 otherwise";
   for (const auto& row : state.bandwidth.Rows(state.comm_sizes)) {
     const std::string ranks = row.nranks > 0 ? std::to_string(row.nranks) : "?";
     grid.AddRow({row.func, SizeText(row.bytes), ranks, std::to_string(row.time.count()),
@@ -289,7 +306,8 @@ std::string RenderStats(const StatsState& state, const StatsOptions& options) {
         out += part.table->ToText();
       }
     } else {
-      out += csv ? "# " + part.grid.title + "\n" + GridCsv(part.grid) : GridText(part.grid);
+      out += csv ? "# " + part.grid.title + "\n" + MeaningLines(part.grid, "# ") + GridCsv(part.grid)
+                 : GridText(part.grid);
     }
   }
   return out;
