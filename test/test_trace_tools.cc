@@ -198,6 +198,12 @@ TEST_F(TraceToolsTest, CheckCatchesEmptyObjectSentinel) {
 TEST_F(TraceToolsTest, CheckCatchesBadFieldTypes) {
   ExpectCheckFails(Edit(valid_, "\"ts\":10.000", "\"ts\":\"10.000\""),
                    "field 'ts' must be a number of microseconds, not string");
+  ExpectCheckFails(Edit(valid_, "\"ts\":10.000", "\"ts\":1e400"),
+                   "field 'ts' must be a number of microseconds within +-9e15 (the range the tools compute in), "
+                   "not infinity");
+  ExpectCheckFails(Edit(valid_, "\"ts\":10.000", "\"ts\":1e16"),
+                   "field 'ts' must be a number of microseconds within +-9e15 (the range the tools compute in), "
+                   "not 1e+16");
   ExpectCheckFails(Edit(valid_, "\"tid\":1,\"ts\":13.000", "\"tid\":\"1\",\"ts\":13.000"),
                    "field 'tid' must be an integer, not string");
   ExpectCheckFails(Edit(valid_, "\"send\":true", "\"send\":1"),

@@ -3,6 +3,8 @@
 // one description the exporter writes them from, then by the rules types alone cannot say.
 #include "tools/check/event_rules.h"
 
+#include <cmath>
+
 #include "katrace/kind_schema.h"
 #include "tools/common/event_kinds.h"
 #include "tools/common/utf8_text.h"
@@ -45,8 +47,11 @@ class Fields {
 
   void OutOfRange(const char* key, const Json& v, const char* want) {
     if (!report_types_) return;
+    // A float too large for a double (1e400) parses as infinity, which dump() would print as null.
+    const bool infinite = v.is_number_float() && !std::isfinite(v.get<double>());
     diag_->Error("field", line_,
-                 who_ + ": field '" + prefix_ + key + "' must be " + want + ", not " + v.dump());
+                 who_ + ": field '" + prefix_ + key + "' must be " + want + ", not " +
+                     (infinite ? std::string("infinity") : v.dump()));
   }
 
   bool Int(const char* key, Need need, int64_t* out) {
@@ -101,7 +106,12 @@ class Fields {
     const Json* v = Get(key, need);
     if (v == nullptr) return false;
     if (UsToNs(*v, ns)) return true;
-    BadType(key, *v, "a number of microseconds");
+    if (v->is_number()) {
+      // A number, just too large: the type alone would read "a number ..., not number".
+      OutOfRange(key, *v, "a number of microseconds within +-9e15 (the range the tools compute in)");
+    } else {
+      BadType(key, *v, "a number of microseconds");
+    }
     return false;
   }
 
