@@ -56,6 +56,16 @@ std::set<std::string> CommNames(const nlohmann::json& trace) {
 
 class FlightRecorderTest : public PluginTest {
  protected:
+  // Collectives that surely overflow a 1 MiB ring, with the environment that makes them do so:
+  // uncompressed 64 KiB blocks, about 260 bytes a collective, so the ring keeps about 3,600 and
+  // 10,000 evict more than half, however the writer cuts its blocks. (Compressed, about 44 bytes
+  // a collective, it took 40,000: over ten seconds a test under ThreadSanitizer. Eviction of
+  // compressed blocks is still driven by AnEvictedSimulatedRunOfEveryKindPassesTheChecks.)
+  static constexpr long kEvictingCollectives = 10000;
+  static std::vector<std::string> SmallUncompressedBlocks() {
+    return {"KATRACE_FLIGHT_MB=1", "KATRACE_SPOOL_COMPRESS=none", "KATRACE_THREAD_BUFFER_KB=64"};
+  }
+
   void SetUp() override {
     PluginTest::SetUp();
     out_ = dir_ + "/out";
@@ -88,11 +98,9 @@ class FlightRecorderTest : public PluginTest {
   }
 
   void ExpectCrashDump(const std::string& end, int sig) {
-    // About 44 compressed bytes a collective: 40000 are twice the 1 MiB ring, so eviction is sure
-    // however the writer happens to cut its blocks (20000 were at the edge, and sometimes fit).
-    const long colls = static_cast<long>(TestScaled(50000, 40000));
+    const long colls = kEvictingCollectives;
     std::vector<std::string> env = LeaveFatalSignalsAlone();
-    env.push_back("KATRACE_FLIGHT_MB=1");
+    for (const std::string& v : SmallUncompressedBlocks()) env.push_back(v);
     ProcessOutput r = Drive(colls, end, env);
     EXPECT_EQ(r.exit_code, 128 + sig) << "the signal proceeds: " << r.err;
     std::string spool = out_ + "/trace.crash.json.kspool";
@@ -124,8 +132,10 @@ TEST_F(FlightRecorderTest, NothingIsWrittenWhileTheSessionRunsNorAtItsEnd) {
 }
 
 TEST_F(FlightRecorderTest, TheDumpAtExitHoldsTheNewestCollectivesAfterEviction) {
-  const long colls = static_cast<long>(TestScaled(60000, 40000));
-  ProcessOutput r = Drive(colls, "finalize", {"KATRACE_FLIGHT_MB=1", "KATRACE_FLIGHT_AT_EXIT=1"});
+  const long colls = kEvictingCollectives;
+  std::vector<std::string> env = SmallUncompressedBlocks();
+  env.push_back("KATRACE_FLIGHT_AT_EXIT=1");
+  ProcessOutput r = Drive(colls, "finalize", env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("files_in_dir 0"), std::string::npos) << "no spool while it runs: " << r.out;
   std::string trace = out_ + "/trace.flight-1.json";
