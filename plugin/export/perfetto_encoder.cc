@@ -348,13 +348,19 @@ inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg
       break;
   }
   if (key == 0) return SlowAnnotation(a, key);
-  const size_t body = 1 + pf::VarintSize(key) + pf::VarintSize(tag) + (fixed ? 8 : pf::VarintSize(payload));
+  // Every value tag is one byte but string_value_iid's (17 << 3), two: written without a loop.
+  static_assert(pf::Tag(an::kStringValueIid, pf::kVarint) < 0x4000, "value tags fit two bytes");
+  const size_t tag_size = tag < 0x80 ? 1 : 2;
+  const size_t body = 1 + pf::VarintSize(key) + tag_size + (fixed ? 8 : pf::VarintSize(payload));
   uint8_t* p = event_.Room(1 + 4 * pf::kMaxVarintBytes + 8);
   *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
-  p = pf::PutVarint(p, body);
+  static_assert(1 + pf::kMaxVarintBytes + 2 + pf::kMaxVarintBytes < 0x80, "an annotation's length is one byte");
+  *p++ = static_cast<uint8_t>(body);
   *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
   p = pf::PutVarint(p, key);
-  p = pf::PutVarint(p, tag);
+  p[0] = static_cast<uint8_t>(tag | (tag_size == 2 ? 0x80 : 0));
+  p[1] = static_cast<uint8_t>(tag >> 7);  // in the room taken; the payload overwrites it after a one-byte tag
+  p += tag_size;
   if (fixed) {
     for (int i = 0; i < 8; ++i) *p++ = static_cast<uint8_t>(payload >> (8 * i));  // little-endian
   } else {
