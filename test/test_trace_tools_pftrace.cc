@@ -1150,15 +1150,39 @@ TEST(PerfettoWire, VarintSizeIsWhatPutVarintWritesAtEveryBitLength) {
     values.insert(values.end(), {power - 1, power, power + 1});
   }
   for (uint64_t v : values) {
-    uint8_t bytes[pf::kMaxVarintBytes];
-    const uint8_t* end = pf::PutVarint(bytes, v);
-    EXPECT_EQ(pf::VarintSize(v), static_cast<size_t>(end - bytes)) << v;
-    const uint8_t* p = bytes;
-    uint64_t back = 0;
-    ASSERT_TRUE(pf::GetVarint(&p, end, &back)) << v;
-    EXPECT_EQ(back, v);
-    EXPECT_EQ(p, end);
+    // Followed by bytes that continue (0xff) or end (0x00) a varint: read with eight bytes at hand
+    // and, cut at its end, with only its own.
+    for (uint8_t after : {uint8_t{0xff}, uint8_t{0x00}}) {
+      uint8_t bytes[pf::kMaxVarintBytes + 8];
+      memset(bytes, after, sizeof(bytes));
+      const uint8_t* end = pf::PutVarint(bytes, v);
+      EXPECT_EQ(pf::VarintSize(v), static_cast<size_t>(end - bytes)) << v;
+      const uint8_t* const all = bytes + sizeof(bytes);
+      for (const uint8_t* limit : {end, all}) {
+        const uint8_t* p = bytes;
+        uint64_t back = 0;
+        ASSERT_TRUE(pf::GetVarint(&p, limit, &back)) << v;
+        EXPECT_EQ(back, v);
+        EXPECT_EQ(p, end);
+      }
+      // Cut inside: not read, and nothing consumed.
+      const uint8_t* p = bytes;
+      uint64_t back = 0;
+      EXPECT_FALSE(pf::GetVarint(&p, end - 1, &back)) << v;
+      EXPECT_EQ(p, bytes);
+    }
   }
+  // Eleven bytes that all continue, and ten whose last sets bits past the 64th: not varints.
+  uint8_t endless[11];
+  memset(endless, 0xff, sizeof(endless));
+  const uint8_t* p = endless;
+  uint64_t back = 0;
+  EXPECT_FALSE(pf::GetVarint(&p, endless + sizeof(endless), &back));
+  uint8_t too_wide[10];
+  memset(too_wide, 0xff, 9);
+  too_wide[9] = 0x02;
+  p = too_wide;
+  EXPECT_FALSE(pf::GetVarint(&p, too_wide + sizeof(too_wide), &back));
 }
 
 }  // namespace
