@@ -10,7 +10,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 namespace katrace {
 namespace pftrace {
@@ -169,29 +168,8 @@ inline size_t VarintSize(uint64_t v) {
 
 // Reads a varint from [*p, end): false (and *p unchanged) when it is cut or longer than ten bytes.
 inline bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
-  const uint8_t* q = *p;
-  // With eight bytes at hand (all but a packet's last few), the varint's end is found from all
-  // eight continuation bits at once and its seven-bit groups gathered without a loop, whose
-  // data-dependent count would be mispredicted wherever lengths vary, as in VarintSize.
-  if (end - q >= 8) {
-    uint64_t x;
-    memcpy(&x, q, sizeof(x));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    const uint64_t stops = ~x & 0x8080808080808080ull;  // bytes without a continuation bit
-    if (stops != 0) {
-      const int bits = __builtin_ctzll(stops) + 1;  // eight per byte of the varint
-      if (bits < 64) x &= (uint64_t{1} << bits) - 1;
-      *v = (x & 0x7f) | ((x >> 1) & (uint64_t{0x7f} << 7)) | ((x >> 2) & (uint64_t{0x7f} << 14)) |
-           ((x >> 3) & (uint64_t{0x7f} << 21)) | ((x >> 4) & (uint64_t{0x7f} << 28)) |
-           ((x >> 5) & (uint64_t{0x7f} << 35)) | ((x >> 6) & (uint64_t{0x7f} << 42)) |
-           ((x >> 7) & (uint64_t{0x7f} << 49));
-      *p = q + bits / 8;
-      return true;
-    }
-  }
   uint64_t out = 0;
+  const uint8_t* q = *p;
   for (int shift = 0; shift < 70 && q < end; shift += 7) {
     const uint8_t b = *q++;
     out |= static_cast<uint64_t>(b & 0x7f) << shift;
