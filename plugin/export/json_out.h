@@ -217,20 +217,17 @@ class JsonOut {
     memcpy(out + 4, kPairs + 2 * (lo / 100), 2);
     memcpy(out + 6, kPairs + 2 * (lo % 100), 2);
   }
-  // |v| < 10^8 without leading zeros.
+  // |v| < 10^8 without leading zeros: all eight digits made, and the last |n| of them copied as
+  // eight bytes (the room every caller takes), so that neither the count of digits nor the copy
+  // is a loop or a chain of compares whose outcome changes from number to number.
   static char* WriteHead(char* out, uint32_t v) {
-    const int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : v < 1000000 ? 6 : v < 10000000 ? 7 : 8;
-    char* q = out + n;
-    while (v >= 100) {
-      q -= 2;
-      memcpy(q, kPairs + 2 * (v % 100), 2);
-      v /= 100;
-    }
-    if (v >= 10) {
-      memcpy(q - 2, kPairs + 2 * v, 2);
-    } else {
-      q[-1] = static_cast<char>('0' + v);
-    }
+    static constexpr uint32_t kPowers[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    const int bits = 32 - __builtin_clz(v | 1);
+    const int t = (bits * 1233) >> 12;  // log10(2^bits), rounded down: the digits, or one more
+    const int n = t + 1 - ((v | 1) < kPowers[t]);
+    char digits[16] = {};
+    Write8(digits, v);
+    memcpy(out, digits + 8 - n, 8);
     return out + n;
   }
 
