@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,28 +74,33 @@ std::string StatsText(const std::string& reports, const std::string& path) {
   return run.output;
 }
 
-// nccl-tests: AlgBW = size / time with size the whole buffer (all_gather's and reduce_scatter's
-// size is nranks x the per-rank count), BusBW = AlgBW x (n-1)/n. NCCL's Coll count, and so the
-// trace's `bytes`, is the per-rank sendcount (AllGather) or recvcount (ReduceScatter).
-TEST(StatsNumbersTest, AllGatherAndReduceScatterBandwidthCountTheWholeBuffer) {
+// nccl-tests: AlgBW = size / time with size the whole buffer (nranks x the per-rank count for
+// all_gather, reduce_scatter, alltoall, gather and scatter), BusBW = AlgBW x (n-1)/n for those.
+// NCCL's Coll count, and so the trace's `bytes`, is one rank's share for them: AllGather's
+// sendcount, ReduceScatter's recvcount, AlltoAll's count per peer, Gather's and Scatter's count
+// per rank. Broadcast and Reduce move the whole buffer once (factor 1).
+TEST(StatsNumbersTest, TheCollectivesThatCountOneShareHaveTheirBandwidthOfTheWholeBuffer) {
   tools::BandwidthTable table;
-  const uint64_t share = 256 << 10;  // one rank's 256 KiB of a 1 MiB result over 4 ranks
-  for (const char* func : {"AllGather", "ReduceScatter"}) {
+  const uint64_t share = 256 << 10;  // one rank's 256 KiB of a 1 MiB buffer over 4 ranks
+  const std::set<std::string> one_share = {"AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter"};
+  for (const std::string& func : one_share) {
     table.Add(func, share, kComm, 40000);
     table.Add(func, share, kComm, 60000);  // mean 50 us
   }
-  table.Add("AllReduce", 1 << 20, kComm, 50000);
+  for (const char* func : {"AllReduce", "Broadcast", "Reduce"}) table.Add(func, 1 << 20, kComm, 50000);
   table.Add("Send", share, kComm, 50000);
   tools::CommSizes sizes;
   sizes.SetFromFooter(kComm, 4);
-  for (const auto& row : table.Rows(sizes)) {
+  const auto rows = table.Rows(sizes);
+  ASSERT_EQ(rows.size(), one_share.size() + 4);
+  for (const auto& row : rows) {
     SCOPED_TRACE(row.func);
-    const double whole = row.func == "AllGather" || row.func == "ReduceScatter" ? 4.0 * share
-                                                                                 : static_cast<double>(row.bytes);
+    const bool counts_share = one_share.count(row.func) != 0;
+    const double whole = counts_share ? 4.0 * share : static_cast<double>(row.bytes);
     ASSERT_TRUE(row.has_algbw);
     ASSERT_TRUE(row.has_busbw);
     EXPECT_DOUBLE_EQ(row.algbw_gbps, whole / 50000);
-    const double factor = row.func == "AllReduce" ? 2.0 * 3 / 4 : row.func == "Send" ? 1.0 : 3.0 / 4;
+    const double factor = row.func == "AllReduce" ? 2.0 * 3 / 4 : counts_share ? 3.0 / 4 : 1.0;
     EXPECT_DOUBLE_EQ(row.busbw_gbps, whole / 50000 * factor);
   }
   // Without the communicator's size an AllGather's size is unknown: no number rather than a

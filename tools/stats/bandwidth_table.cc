@@ -2,18 +2,25 @@
 #include "tools/stats/bandwidth_table.h"
 
 namespace katrace::tools {
+namespace {
+
+// The collectives whose NCCL count is one rank's share of the buffer nccl-tests sizes.
+bool CountsOneShare(const std::string& func) {
+  return func == "AllGather" || func == "ReduceScatter" || func == "AlltoAll" || func == "Gather" ||
+         func == "Scatter";
+}
+
+}  // namespace
 
 double BandwidthTable::BusFactor(const std::string& func, int64_t n) {
   if (n <= 0) return 0;
   if (func == "AllReduce") return 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
-  if (func == "AllGather" || func == "ReduceScatter") {
-    return static_cast<double>(n - 1) / static_cast<double>(n);
-  }
+  if (CountsOneShare(func)) return static_cast<double>(n - 1) / static_cast<double>(n);
   return 1.0;
 }
 
 double BandwidthTable::SizeFactor(const std::string& func, int64_t n) {
-  if (func == "AllGather" || func == "ReduceScatter") return n > 0 ? static_cast<double>(n) : 0;
+  if (CountsOneShare(func)) return n > 0 ? static_cast<double>(n) : 0;
   return 1.0;
 }
 

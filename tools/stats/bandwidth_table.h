@@ -1,9 +1,11 @@
 // Algorithm and bus bandwidth per collective size, the nccl-tests way: AlgBW = size / time and
-// BusBW = AlgBW * factor, factor 2(n-1)/n for AllReduce, (n-1)/n for AllGather and
-// ReduceScatter, 1 otherwise, with time the Coll/P2p's GPU extent. nccl-tests' size is the whole
-// buffer, but a Coll's `bytes` arg is NCCL's count times the type size, and NCCL counts one
-// rank's share for AllGather (sendcount) and ReduceScatter (recvcount): their size is n x bytes,
-// so they need the communicator size even for AlgBW.
+// BusBW = AlgBW * factor, factor 2(n-1)/n for AllReduce, (n-1)/n for the collectives that move
+// one share per rank (AllGather, ReduceScatter, AlltoAll, Gather, Scatter), 1 otherwise, with
+// time the Coll/P2p's GPU extent. nccl-tests' size is the whole buffer, but a Coll's `bytes` arg
+// is NCCL's count times the type size, and for those five NCCL's count is one rank's share
+// (AllGather's sendcount, ReduceScatter's recvcount, AlltoAll's count per peer, Gather's and
+// Scatter's count per rank): their size is n x bytes, so they need the communicator size even
+// for AlgBW.
 #ifndef KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
 #define KATRACE_TOOLS_STATS_BANDWIDTH_TABLE_H_
 
@@ -37,8 +39,8 @@ class BandwidthTable {
   std::vector<Row> Rows(const CommSizes& sizes) const;
 
   static double BusFactor(const std::string& func, int64_t nranks);
-  // nccl-tests' size over the `bytes` arg: n for AllGather and ReduceScatter, 1 otherwise; 0 when
-  // it needs n and n is unknown.
+  // nccl-tests' size over the `bytes` arg: n for the collectives that count one rank's share, 1
+  // otherwise; 0 when it needs n and n is unknown.
   static double SizeFactor(const std::string& func, int64_t nranks);
 
  private:

@@ -137,8 +137,8 @@ Grid BandwidthGrid(const StatsState& state) {
             {},
             false};
   grid.meaning =
-      "AlgBW = size / mean GPU time; size = Size, or n x Size for AllGather and ReduceScatter, whose Size is one rank's share\n"
-      "BusBW = AlgBW x 2(n-1)/n for AllReduce, x (n-1)/n for AllGather and ReduceScatter, x 1 otherwise";
+      "AlgBW = size / mean GPU time; size = Size, or n x Size where Size is one rank's share (AllGather, ReduceScatter, AlltoAll, Gather, Scatter)\n"
+      "BusBW = AlgBW x 2(n-1)/n for AllReduce, x (n-1)/n for those five, x 1 otherwise";
   for (const auto& row : state.bandwidth.Rows(state.comm_sizes)) {
     const std::string ranks = row.nranks > 0 ? std::to_string(row.nranks) : "?";
     grid.AddRow({row.func, SizeText(row.bytes), ranks, std::to_string(row.time.count()),
