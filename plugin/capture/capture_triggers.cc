@@ -50,11 +50,8 @@ void CaptureTriggers::Start(const Config& config, CaptureWindow* window) {
   window_ = window;
   control_path_ = config.control_path;
   if (!control_path_.empty()) {
-    control_stamp_ = StatControl();
-    if (control_stamp_.exists) {
-      control_tail_ = ReadTail();
-      Apply(control_tail_, nullptr);
-    }
+    control_tail_ = ReadTail(&control_stamp_);
+    if (control_stamp_.exists) Apply(control_tail_, nullptr);
   }
   signal_ = config.toggle_signal;
   if (signal_ != 0) {
@@ -68,10 +65,8 @@ void CaptureTriggers::Start(const Config& config, CaptureWindow* window) {
   }
 }
 
-CaptureTriggers::FileStamp CaptureTriggers::StatControl() const {
+CaptureTriggers::FileStamp CaptureTriggers::StampOf(const struct stat& st) {
   FileStamp f;
-  struct stat st;
-  if (stat(control_path_.c_str(), &st) != 0) return f;
   f.exists = true;
   f.regular = S_ISREG(st.st_mode);
   f.dev = st.st_dev;
@@ -81,16 +76,31 @@ CaptureTriggers::FileStamp CaptureTriggers::StatControl() const {
   return f;
 }
 
-std::string CaptureTriggers::ReadTail() {
+CaptureTriggers::FileStamp CaptureTriggers::StatControl() const {
+  struct stat st;
+  if (stat(control_path_.c_str(), &st) != 0) return FileStamp{};
+  return StampOf(st);
+}
+
+std::string CaptureTriggers::ReadTail(FileStamp* stamp) {
+  *stamp = FileStamp{};
   int fd = open(control_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return "";  // gone again, or not readable: nothing to act on
   std::string text;
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    const off_t from = st.st_size > static_cast<off_t>(kControlTailBytes) ? st.st_size - kControlTailBytes : 0;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return "";
+  }
+  *stamp = StampOf(st);
+  if (S_ISREG(st.st_mode)) {
+    // Only the bytes up to the size fstat saw: a word appended after it is read at the next
+    // look, once, as the change of size it is.
+    const size_t n = static_cast<size_t>(st.st_size) < kControlTailBytes ? static_cast<size_t>(st.st_size)
+                                                                          : kControlTailBytes;
     char buf[kControlTailBytes];
-    const ssize_t n = pread(fd, buf, sizeof(buf), from);
-    if (n > 0) text.assign(buf, static_cast<size_t>(n));
+    const ssize_t got = n > 0 ? pread(fd, buf, n, st.st_size - static_cast<off_t>(n)) : 0;
+    if (got > 0) text.assign(buf, static_cast<size_t>(got));
   } else if (!not_regular_warned_) {
     // Never read: a pipe or a device could block the writer thread or never end.
     not_regular_warned_ = true;
@@ -157,13 +167,15 @@ void CaptureTriggers::Poll(uint64_t now_ns, SpoolWriter* spool) {
     // The tail is read at every look (one small pread every 100 ms): a rewrite with the same
     // size inside one mtime tick of the file system (ext4's is a jiffy) changes nothing stat
     // shows. Anything but a regular file is opened only when it changed (a device may act on
-    // an open).
-    const FileStamp stamp = StatControl();
-    const bool changed = !(stamp == control_stamp_);
-    if (changed || stamp.regular) {
-      const std::string tail = stamp.exists ? ReadTail() : std::string();
-      control_stamp_ = stamp;
-      if (changed || tail != control_tail_) {
+    // an open). The tail and the stamp it is compared with come from one open file (fstat, then
+    // the bytes up to the size it saw): with the stamp of this stat, a word written between it
+    // and the read would be acted on now and, its stamp changed, again at the next look.
+    const FileStamp at_stat = StatControl();
+    if (!(at_stat == control_stamp_) || at_stat.regular) {
+      FileStamp stamp;
+      const std::string tail = at_stat.exists ? ReadTail(&stamp) : std::string();
+      if (!(stamp == control_stamp_) || tail != control_tail_) {
+        control_stamp_ = stamp;
         control_tail_ = tail;
         if (stamp.exists) Apply(tail, spool);
       }

@@ -17,6 +17,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <string>
@@ -52,10 +53,11 @@ class CaptureTriggers {
       return exists == o.exists && dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns;
     }
   };
+  static FileStamp StampOf(const struct stat& st);
   FileStamp StatControl() const;
-  // The file's tail (the last kControlTailBytes), "" when it cannot be read or is not a regular
-  // file (warned once).
-  std::string ReadTail();
+  // The file's tail (its last kControlTailBytes) as of the fstat whose stamp is |*stamp|; "" when
+  // it cannot be read or is not a regular file (warned once), and then a stamp of what was seen.
+  std::string ReadTail(FileStamp* stamp);
   // Applies the last word of |text|; a dump is done at once when |spool| is given, else left
   // pending.
   void Apply(const std::string& text, SpoolWriter* spool);
