@@ -155,6 +155,33 @@ int WarningsContaining(const std::string& text) {
   return n;
 }
 
+// How many of the plugin's log lines (any level) so far contain |text|.
+int LogLinesContaining(const std::string& text) {
+  int n = 0;
+  for (const std::string& line : CapturedLines()) n += line.find(text) != std::string::npos;
+  return n;
+}
+
+// Runs |trigger| (a write to the control file, a signal) and waits until the plugin logs one more
+// line holding |logged|: the writer acted on it. The writer looks at the file about every 100 ms
+// and for the signal every millisecond; a fixed sleep was a guess that a loaded machine (a
+// sanitizer run beside two builds) could lose. False after 30 s.
+template <typename Trigger>
+bool DoAndWaitForLog(Trigger&& trigger, const std::string& logged) {
+  const int before = LogLinesContaining(logged);
+  trigger();
+  for (int i = 0; i < 3000; ++i) {
+    if (LogLinesContaining(logged) > before) return true;
+    SleepMs(10);
+  }
+  return false;
+}
+
+// Appends |word| to the control file at |path|, as a script would, and waits for |logged|.
+bool SayAndWait(const std::string& path, const std::string& word, const std::string& logged) {
+  return DoAndWaitForLog([&] { std::ofstream(path, std::ios::app) << word << "\n"; }, logged);
+}
+
 // DELAY=20colls DURATION=10colls: the roots that start after 20 collectives started are
 // admitted, 10 collectives of them, whole; the last one's children arrive after the window has
 // closed and are still kept.
@@ -259,21 +286,17 @@ TEST_F(WindowTest, SampleWithinACollectiveCountDuration) {
 // now; an unknown word is named in one warning and changes nothing.
 TEST_F(WindowTest, ControlFileStartsStopsAndDumps) {
   const std::string control = dir_ + "/control";
-  auto say = [&](const std::string& word) {
-    std::ofstream(control, std::ios::app) << word << "\n";
-    SleepMs(350);  // the writer polls about every 100 ms
-  };
   std::ofstream(control) << "stop\n";
   setenv("KATRACE_CONTROL", control.c_str(), 1);
   Comm c = InitComm(0x3104, 0, 2);
   Groups(c.ctx, 0, 10);
-  say("start");
+  ASSERT_TRUE(SayAndWait(control, "start", "capture on (control file"));
   Groups(c.ctx, 10, 20);
-  say("stop");
+  ASSERT_TRUE(SayAndWait(control, "stop", "capture off (control file"));
   Groups(c.ctx, 20, 30);
-  say("frobnicate");
+  ASSERT_TRUE(SayAndWait(control, "frobnicate", "unknown word 'frobnicate'"));
   Groups(c.ctx, 30, 40);
-  say("dump");
+  ASSERT_TRUE(SayAndWait(control, "dump", "dump requested (control file"));
   // What the dump made readable: the spool as it is now, exported on its own.
   const std::string copy = dir_ + "/dumped.kspool";
   std::filesystem::copy_file(trace_path_ + ".kspool", copy);
@@ -299,10 +322,13 @@ TEST_F(WindowTest, AControlFileRewrittenAlikeToStatIsStillRead) {
   Groups(c.ctx, 0, 10);
   struct stat before {};
   ASSERT_EQ(stat(control.c_str(), &before), 0);
-  std::ofstream(control) << " stop\n";  // the same 6 bytes, the same inode
-  const struct timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(utimensat(AT_FDCWD, control.c_str(), times, 0), 0);
-  SleepMs(350);  // the writer polls about every 100 ms
+  ASSERT_TRUE(DoAndWaitForLog(
+      [&] {
+        std::ofstream(control) << " stop\n";  // the same 6 bytes, the same inode
+        const struct timespec times[2] = {before.st_atim, before.st_mtim};
+        ASSERT_EQ(utimensat(AT_FDCWD, control.c_str(), times, 0), 0);
+      },
+      "capture off (control file"));
   Groups(c.ctx, 10, 20);
   json trace = Finish(c.ctx);
   EXPECT_EQ(Seqs(trace), Range(0, 10));
@@ -318,8 +344,7 @@ TEST_F(WindowTest, AStartInsideTheDurationWindowSaysTheDurationNoLongerApplies) 
   setenv("KATRACE_DURATION", "15colls", 1);
   Comm c = InitComm(0x3106, 0, 2);
   Groups(c.ctx, 0, 5);
-  std::ofstream(control, std::ios::app) << "start\n";
-  SleepMs(350);
+  ASSERT_TRUE(SayAndWait(control, "start", "'start' while capture was already on"));
   Groups(c.ctx, 5, 30);
   json trace = Finish(c.ctx);
   EXPECT_EQ(Seqs(trace), Range(0, 30));
@@ -334,8 +359,7 @@ TEST_F(WindowTest, AStopBeforeTheDelayPassedSaysTheDelayNoLongerApplies) {
   setenv("KATRACE_DELAY", "5colls", 1);
   Comm c = InitComm(0x3107, 0, 2);
   Groups(c.ctx, 0, 2);
-  std::ofstream(control, std::ios::app) << "stop\n";
-  SleepMs(350);
+  ASSERT_TRUE(SayAndWait(control, "stop", "'stop' while capture was already off"));
   Groups(c.ctx, 2, 20);
   json trace = Finish(c.ctx);
   EXPECT_TRUE(Seqs(trace).empty());
@@ -347,10 +371,6 @@ TEST_F(WindowTest, AStopBeforeTheDelayPassedSaysTheDelayNoLongerApplies) {
 // and the dump at exit holds the rest.
 TEST_F(WindowTest, InFlightModeTheControlFileDumpsTheRing) {
   const std::string control = dir_ + "/control";
-  auto say = [&](const std::string& word) {
-    std::ofstream(control, std::ios::app) << word << "\n";
-    SleepMs(350);  // the writer polls about every 100 ms
-  };
   std::ofstream(control) << "\n";
   setenv("KATRACE_CONTROL", control.c_str(), 1);
   setenv("KATRACE_MODE", "flight", 1);
@@ -358,11 +378,11 @@ TEST_F(WindowTest, InFlightModeTheControlFileDumpsTheRing) {
   const std::string stem = trace_path_.substr(0, trace_path_.size() - strlen(".json"));
   Comm c = InitComm(0x3110, 0, 2);
   Groups(c.ctx, 0, 10);
-  say("stop");
+  ASSERT_TRUE(SayAndWait(control, "stop", "capture off (control file"));
   Groups(c.ctx, 10, 20);
-  say("start");
+  ASSERT_TRUE(SayAndWait(control, "start", "capture on (control file"));
   Groups(c.ctx, 20, 30);
-  say("dump");
+  ASSERT_TRUE(SayAndWait(control, "dump", "dump requested (control file"));
   const std::string dumped = stem + ".flight-1.json";
   for (int i = 0; i < 100 && access(dumped.c_str(), F_OK) != 0; ++i) SleepMs(50);
   ASSERT_EQ(access(dumped.c_str(), F_OK), 0) << "the dump is exported while the job runs";
@@ -389,7 +409,7 @@ TEST_F(WindowTest, AControlPipeIsIgnoredWithOneWarning) {
   setenv("KATRACE_CONTROL", control.c_str(), 1);
   Comm c = InitComm(0x3111, 0, 2);
   Groups(c.ctx, 0, 5);
-  SleepMs(250);
+  SleepMs(250);  // the writer's looks at it in the meantime warn once, and read nothing
   Groups(c.ctx, 5, 10);
   json trace = Finish(c.ctx);
   EXPECT_EQ(Seqs(trace), Range(0, 10));
@@ -405,8 +425,7 @@ TEST_F(WindowTest, ControlFileMayAppearLater) {
   setenv("KATRACE_CONTROL", control.c_str(), 1);
   Comm c = InitComm(0x3105, 0, 2);
   Groups(c.ctx, 0, 5);
-  std::ofstream(control) << "stop\n";
-  SleepMs(350);
+  ASSERT_TRUE(DoAndWaitForLog([&] { std::ofstream(control) << "stop\n"; }, "capture off (control file"));
   Groups(c.ctx, 5, 10);
   json trace = Finish(c.ctx);
   EXPECT_EQ(Seqs(trace), Range(0, 5));
@@ -451,11 +470,9 @@ TEST_F(WindowTest, SignalTogglesCaptureAndRestoresTheHandler) {
   Comm c = InitComm(0x3106, 0, 2);
   EXPECT_FALSE(AppHandlerInstalled(SIGUSR2)) << "katrace took the signal";
   Groups(c.ctx, 0, 10);
-  raise(SIGUSR2);
-  SleepMs(100);
+  ASSERT_TRUE(DoAndWaitForLog([] { raise(SIGUSR2); }, "capture off (SIGUSR2)"));
   Groups(c.ctx, 10, 20);
-  raise(SIGUSR2);
-  SleepMs(100);
+  ASSERT_TRUE(DoAndWaitForLog([] { raise(SIGUSR2); }, "capture on (SIGUSR2)"));
   Groups(c.ctx, 20, 30);
   json trace = Finish(c.ctx);
   std::vector<uint64_t> expected = Range(0, 10);

@@ -72,6 +72,11 @@ std::vector<std::string> CapturedWarnings() {
   return g_warnings;
 }
 
+std::vector<std::string> CapturedLines() {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  return g_lines;
+}
+
 void ClearCapturedLogs() {
   std::lock_guard<std::mutex> lock(g_log_mu);
   g_lines.clear();

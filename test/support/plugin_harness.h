@@ -34,6 +34,7 @@ Plugin& LoadPlugin();
 // NCCL-style logger that records every line; WARN lines are also kept apart.
 void CapturingLogger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 std::vector<std::string> CapturedWarnings();
+std::vector<std::string> CapturedLines();
 void ClearCapturedLogs();
 
 // A fresh temporary directory for one test's outputs.
