@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -102,8 +103,132 @@ class MergeNumbersTest : public ::testing::Test {
     return pids;
   }
 
+  // A one-rank capture of host |host| whose clock reads |behind_ns| less than the true time,
+  // with Colls of communicator |comm|, sequence numbers |seqs|, each ending its GPU work at the
+  // true time 1 ms x seq + 100 us + |jitter_ns|(seq) (how far this rank's end is from the others').
+  template <typename Jitter>
+  std::string HostCapture(const std::string& name, const std::string& host, int pid, int64_t behind_ns,
+                          const std::string& comm, const std::vector<int>& seqs, Jitter&& jitter_ns) {
+    const int64_t base = kBase - behind_ns;  // the realtime its clock read when the true time was kBase
+    Json header = {{"format", "katrace-trace"}, {"version", 1},   {"rank", pid},
+                   {"host", host},              {"os_pid", 100 + pid}, {"base_realtime_ns", base},
+                   {"base_monotonic_ns", 5000}, {"ranks", Json::array({{{"pid", pid}, {"world_rank", pid}}})}};
+    Json events = Json::array();
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"name", "rank " + std::to_string(pid)}, {"katrace", header}}}});
+    for (int seq : seqs) {
+      // Trace µs are from the capture's base, on its own clock: the true times, as it read them.
+      const double end_us = 1000.0 * seq + 100 + static_cast<double>(jitter_ns(seq)) / 1000;
+      events.push_back({{"name", "AllReduce"}, {"cat", "Coll"}, {"ph", "X"}, {"pid", pid}, {"tid", 2},
+                        {"ts", 1000.0 * seq}, {"dur", 10.0},
+                        {"args", {{"id", seq + 1}, {"comm", comm}, {"rank", pid}, {"func", "AllReduce"},
+                                  {"seq", seq}, {"gpu_start", 1000.0 * seq + 20}, {"gpu_end", end_us}}}});
+    }
+    Json footer = header;
+    footer.update({{"events", {{"Coll", seqs.size()}}}, {"drops", Json::object()}, {"waits", 0}});
+    const std::string path = Path(name);
+    std::ofstream(path) << Json{{"traceEvents", events}, {"otherData", {{"katrace", footer}}}}.dump();
+    return path;
+  }
+  // Each Coll's gpu_end in the merged trace (absolute ns: the merged base plus the µs), by pid and seq.
+  static std::map<std::pair<int64_t, int64_t>, double> GpuEnds(const Json& trace) {
+    std::map<std::pair<int64_t, int64_t>, double> ends;
+    for (const Json& e : trace["traceEvents"]) {
+      if (e.value("cat", "") != "Coll") continue;
+      ends[{e["pid"].get<int64_t>(), e["args"]["seq"].get<int64_t>()}] = e["args"]["gpu_end"].get<double>();
+    }
+    return ends;
+  }
+
   std::filesystem::path dir_;
 };
+
+// --align-hosts: host beta's clock is 3 ms behind alpha's. Merged as recorded, beta's ranks end
+// every collective 3 ms before alpha's; aligned, they end together (to the jitter of each end),
+// beta moved by the median difference, which one collective that ended 50 µs apart does not
+// pull. JSON and .pftrace outputs alike, and the footer says what each input moved by.
+TEST_F(MergeNumbersTest, AlignHostsMovesAHostByTheMedianDifferenceOfItsCollectivesEnds) {
+  const std::vector<int> seqs = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  auto no_jitter = [](int) { return int64_t{0}; };
+  auto jitter = [](int seq) { return seq == 4 ? int64_t{50000} : int64_t{(seq % 3 - 1) * 200}; };
+  const std::string a = HostCapture("a.json", "alpha", 0, 0, kComm, seqs, no_jitter);
+  const std::string b = HostCapture("b.json", "beta", 1, 3000000, kComm, seqs, jitter);
+
+  const auto recorded = GpuEnds(Merge(Path("recorded.json"), a + " " + b));
+  EXPECT_NEAR(recorded.at({0, 1}) - recorded.at({1, 1}), 3000.0, 0.001) << "beta ends 3 ms early as recorded";
+
+  const auto result = RunTool("katrace-merge", "-o " + Path("aligned.json") + " --align-hosts " + a + " " + b);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("host beta moved by +3.000 ms onto the clock of alpha (the median difference of "
+                               "9 collectives' GPU ends with alpha"),
+            std::string::npos)
+      << result.output;
+  const Json aligned = Read(Path("aligned.json"));
+  const auto ends = GpuEnds(aligned);
+  for (int seq : seqs) {
+    SCOPED_TRACE(seq);
+    EXPECT_NEAR(ends.at({1, seq}) - ends.at({0, seq}), static_cast<double>(jitter(seq)) / 1000, 0.001);
+  }
+  const Json& inputs = aligned["otherData"]["katrace"]["inputs"];
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0]["host_shift_ns"], 0);
+  EXPECT_EQ(inputs[1]["host_shift_ns"], 3000000);
+  EXPECT_EQ(inputs[1]["rebased_ns"].get<int64_t>() - inputs[0]["rebased_ns"].get<int64_t>(), 0)
+      << "both captures began at the same true time";
+
+  // The protobuf output carries the same times: read back through a merge of it alone.
+  const auto pf = RunTool("katrace-merge", "-q -o " + Path("aligned.pftrace") + " --align-hosts " + a + " " + b);
+  ASSERT_EQ(pf.exit_code, 0) << pf.output;
+  const auto from_protobuf = GpuEnds(Merge(Path("back.json"), Path("aligned.pftrace")));
+  for (int seq : seqs) {
+    EXPECT_NEAR(from_protobuf.at({1, seq}) - from_protobuf.at({0, seq}), static_cast<double>(jitter(seq)) / 1000,
+                0.001)
+        << seq;
+  }
+}
+
+// A host that shares no collective with an aligned one cannot be moved: it is said, its times
+// stay as recorded and the exit status is 1; a host reached only through another is moved by
+// the sum of the two differences.
+TEST_F(MergeNumbersTest, AlignHostsReachesAHostThroughAnotherAndSaysWhichItCannotAlign) {
+  const std::vector<int> seqs = {0, 1, 2, 3};
+  auto none = [](int) { return int64_t{0}; };
+  const std::string other_comm = "00000000000000aa";
+  const std::string a = HostCapture("a.json", "alpha", 0, 0, kComm, seqs, none);
+  const std::string b1 = HostCapture("b1.json", "beta", 1, 2000000, kComm, seqs, none);
+  const std::string b2 = HostCapture("b2.json", "beta", 2, 2000000, other_comm, seqs, none);
+  const std::string c = HostCapture("c.json", "gamma", 3, -500000, other_comm, seqs, none);
+  const std::string d = HostCapture("d.json", "delta", 4, 7000000, "00000000000000bb", seqs, none);
+  const auto result = RunTool("katrace-merge", "-o " + Path("m.json") + " --align-hosts " + a + " " + b1 + " " +
+                                                   b2 + " " + c + " " + d);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("host beta moved by +2.000 ms onto the clock of alpha"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("host gamma moved by -500.0 µs onto the clock of alpha (the median difference of 4 "
+                               "collectives' GPU ends with beta"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("host delta shares fewer than 3 complete collectives"), std::string::npos)
+      << result.output;
+  const auto ends = GpuEnds(Read(Path("m.json")));
+  for (int seq : seqs) {
+    for (int pid : {1, 2, 3}) EXPECT_NEAR(ends.at({pid, seq}), ends.at({0, seq}), 0.001) << pid << " " << seq;
+    EXPECT_NEAR(ends.at({0, seq}) - ends.at({4, seq}), 7000.0, 0.001) << "delta as recorded";
+  }
+}
+
+// Inputs of one host share its clock: nothing is moved, and that is said.
+TEST_F(MergeNumbersTest, AlignHostsLeavesInputsOfOneHostAsTheyAre) {
+  const std::vector<int> seqs = {0, 1, 2};
+  auto none = [](int) { return int64_t{0}; };
+  const std::string a = HostCapture("a.json", "alpha", 0, 0, kComm, seqs, none);
+  const std::string b = HostCapture("b.json", "alpha", 1, 0, kComm, seqs, none);
+  const auto result = RunTool("katrace-merge", "-o " + Path("m.json") + " --align-hosts " + a + " " + b);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("every input is of host alpha; nothing to align"), std::string::npos) << result.output;
+  const Json merged = Read(Path("m.json"));
+  for (const Json& input : merged["otherData"]["katrace"]["inputs"]) EXPECT_EQ(input["host_shift_ns"], 0);
+}
 
 // The second capture's clock base is 1 s after the first's, so its times move by 1e6 µs; the
 // arguments that are times (trace µs) must move with them, or a GroupApi's state times and a

@@ -48,6 +48,11 @@ const char kMergeUsage[] =
     "                     flow, counter and instant keep those events (all includes them).\n"
     "                     E.g. coll,gpu,flow or all,-proxystep. Without --kinds every event\n"
     "                     is kept; metadata always is\n"
+    "  --align-hosts      put the files of each host on the clock of the first rank's host:\n"
+    "                     the host is shifted by the median difference of the GPU ends of\n"
+    "                     the collectives (same communicator and sequence number) it\n"
+    "                     shares with a host already aligned, for clocks that NTP keeps\n"
+    "                     apart by more than a collective lasts; reads every input once more\n"
     "  --warn-mb N        warn when the output passes N MB (default 300: Perfetto's web UI\n"
     "                     struggles past a few hundred MB of JSON; protobuf is read faster)\n"
     "  -q, --quiet        no summary line\n"
@@ -57,7 +62,8 @@ const char kMergeUsage[] =
     "with the first one named.\n"
     "\n"
     "exit status: 0 merged, 1 merged but some inputs were unreadable or cut, or had events left\n"
-    "out (unusable times, protobuf problems), 2 bad usage or no output\n";
+    "out (unusable times, protobuf problems), or a host --align-hosts could not align, 2 bad\n"
+    "usage or no output\n";
 
 namespace {
 
@@ -117,6 +123,8 @@ int ParseMergeOptions(int argc, char** argv, MergeOptions* options) {
       return -1;
     } else if (arg == "--gzip") {
       options->gzip = true;
+    } else if (arg == "--align-hosts") {
+      options->align_hosts = true;
     } else if (arg == "-q" || arg == "--quiet") {
       options->quiet = true;
     } else if (TakeOption(argc, argv, &i, "-o", &value, &ok) ||

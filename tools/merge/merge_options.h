@@ -29,6 +29,9 @@ struct MergeOptions {
   // --kinds: the `cat`s of the X events to keep, plus "flow", "counter" and "instant" for those
   // events; unset (no --kinds, or one that selects everything) keeps every event.
   std::optional<std::set<std::string>> kinds;
+  // --align-hosts: each host's files are shifted so that the GPU ends of the collectives it shares
+  // with an aligned host meet theirs (host_alignment.h).
+  bool align_hosts = false;
   uint64_t warn_bytes = uint64_t{300} * 1000 * 1000;
   uint64_t progress_min_bytes = uint64_t{256} << 20;
   bool quiet = false;

@@ -55,6 +55,10 @@ void MergedFooter::AddInput(const std::string& path, int64_t rank, int64_t offse
   inputs_.push_back(std::move(input));
 }
 
+void MergedFooter::NoteHostShift(int64_t ns) {
+  if (!inputs_.empty()) inputs_.back()["host_shift_ns"] = ns;
+}
+
 namespace {
 
 // Whether a merged footer's input entry holds a rank |ranks| keeps: its `pids` are pids of the

@@ -32,6 +32,8 @@ class MergedFooter {
   void AddInput(const std::string& path, int64_t rank, int64_t offset_ns, uint64_t events_in,
                 uint64_t events_out, const Json* footer, const std::string& problem,
                 const std::vector<std::pair<int64_t, int64_t>>& pid_map, const RankSelection& ranks);
+  // --align-hosts: the last input's host was moved by |ns| (part of its rebased_ns).
+  void NoteHostShift(int64_t ns);
   // The footer object (otherData.katrace); a merged .pftrace carries it as its footer track's
   // description.
   Json Katrace(int64_t merged_base_realtime_ns, const MergeOptions& options) const;

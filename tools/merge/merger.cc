@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "tools/common/trace_reader.h"
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
+#include "tools/merge/host_alignment.h"
 #include "tools/merge/merged_footer.h"
 #include "tools/merge/pftrace_merge_writer.h"
 #include "tools/merge/pid_assigner.h"
@@ -254,6 +256,79 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
+// A clock difference for a message: "+3.250 ms", "-12.4 µs", "+800 ns" (signed with |sign|).
+std::string ClockDifferenceText(int64_t ns, bool sign) {
+  const double magnitude = std::fabs(static_cast<double>(ns));
+  char text[48];
+  const char* prefix = ns < 0 ? "-" : sign ? "+" : "";
+  if (magnitude >= 1e9) {
+    std::snprintf(text, sizeof(text), "%s%.3f s", prefix, magnitude / 1e9);
+  } else if (magnitude >= 1e6) {
+    std::snprintf(text, sizeof(text), "%s%.3f ms", prefix, magnitude / 1e6);
+  } else if (magnitude >= 1e3) {
+    std::snprintf(text, sizeof(text), "%s%.1f µs", prefix, magnitude / 1e3);
+  } else {
+    std::snprintf(text, sizeof(text), "%s%.0f ns", prefix, magnitude);
+  }
+  return text;
+}
+
+// --align-hosts: what each kept input's times move by (host_alignment.h), said per host. A merged
+// input holds ranks of several hosts and stays as it is.
+std::vector<int64_t> HostShifts(const std::vector<Input>& kept, const MergeOptions& options, bool* had_problems) {
+  std::vector<int64_t> shift(kept.size(), 0);
+  std::vector<HostCollectiveEnds> hosts;
+  std::vector<int> host_of(kept.size(), -1);
+  ReadOptions read_options;
+  read_options.tool = "katrace-merge";
+  read_options.progress_min_bytes = options.progress_min_bytes;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const Input& input = kept[i];
+    if (input.header.rebased) {
+      std::fprintf(stderr, "katrace-merge: --align-hosts: %s is a merged trace; its times are kept as they are\n",
+                   input.path.c_str());
+      continue;
+    }
+    auto known = std::find_if(hosts.begin(), hosts.end(),
+                              [&](const HostCollectiveEnds& h) { return h.host == input.header.host; });
+    if (known == hosts.end()) {
+      hosts.push_back(HostCollectiveEnds{input.header.host, {}});
+      known = hosts.end() - 1;
+    }
+    host_of[i] = static_cast<int>(known - hosts.begin());
+    CollectiveEndsPass pass(input.header.base_realtime_ns, &*known);
+    ReadTrace(input.path, &pass, read_options);
+  }
+  if (hosts.size() < 2) {
+    if (!options.quiet) {
+      std::fprintf(stderr, "katrace-merge: --align-hosts: %s; nothing to align\n",
+                   hosts.empty() ? "every input is a merged trace" : ("every input is of host " + hosts[0].host).c_str());
+    }
+    return shift;
+  }
+  const std::vector<HostShift> shifts = AlignHosts(hosts);
+  for (size_t h = 1; h < shifts.size(); ++h) {  // shifts[0] is the reference
+    const HostShift& s = shifts[h];
+    if (!s.aligned) {
+      *had_problems = true;
+      std::fprintf(stderr,
+                   "katrace-merge: --align-hosts: host %s shares fewer than %zu complete collectives with a GPU end "
+                   "with any aligned host; its times are kept as recorded\n",
+                   s.host.c_str(), kMinSharedCollectives);
+    } else if (!options.quiet) {
+      std::fprintf(stderr,
+                   "katrace-merge: --align-hosts: host %s moved by %s onto the clock of %s (the median "
+                   "difference of %zu collectives' GPU ends with %s; half of them within %s of it)\n",
+                   s.host.c_str(), ClockDifferenceText(s.offset_ns, true).c_str(), shifts[0].host.c_str(),
+                   s.collectives, s.onto.c_str(), ClockDifferenceText(s.spread_ns, false).c_str());
+    }
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (host_of[i] >= 0) shift[i] = shifts[static_cast<size_t>(host_of[i])].offset_ns;
+  }
+  return shift;
+}
+
 }  // namespace
 
 int RunMerge(const MergeOptions& options) {
@@ -317,17 +392,21 @@ int RunMerge(const MergeOptions& options) {
                  inputs.empty() ? "" : " (no input matches --ranks)");
     return 2;
   }
-  int64_t base = kept.front().header.base_realtime_ns;
+  // Each input's clock base on the merged timeline's clock: its own, or moved with its host.
+  const std::vector<int64_t> host_shift =
+      options.align_hosts ? HostShifts(kept, options, &had_problems) : std::vector<int64_t>(kept.size(), 0);
+  std::vector<int64_t> start(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) start[i] = kept[i].header.base_realtime_ns + host_shift[i];
+  int64_t base = start.front();
   uint64_t input_bytes = 0, estimate = 0;
-  for (const Input& input : kept) {
-    base = std::min(base, input.header.base_realtime_ns);
-    input_bytes += input.file_size;
-    estimate += UncompressedSizeGuess(input.path, input.file_size);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    base = std::min(base, start[i]);
+    input_bytes += kept[i].file_size;
+    estimate += UncompressedSizeGuess(kept[i].path, kept[i].file_size);
   }
   // Timestamps are µs with three decimals, read back as doubles (by the tools and by Perfetto's
   // JSON importer): exact to the ns only within 2^51 ns (about 26 days) of the merged start.
-  int64_t latest_base = base;
-  for (const Input& input : kept) latest_base = std::max(latest_base, input.header.base_realtime_ns);
+  const int64_t latest_base = *std::max_element(start.begin(), start.end());
   constexpr int64_t kExactSpanNs = int64_t{1} << 51;
   if (latest_base - base > kExactSpanNs) {
     std::fprintf(stderr,
@@ -359,9 +438,9 @@ int RunMerge(const MergeOptions& options) {
     // Boot time at the merged start: the monotonic time of the input whose base it is (monotonic
     // and boot time differ only by the time that machine slept).
     int64_t boottime = 0;
-    for (const Input& input : kept) {
-      if (input.header.base_realtime_ns == base) {
-        boottime = input.header.base_monotonic_ns;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (start[i] == base) {
+        boottime = kept[i].header.base_monotonic_ns;
         break;
       }
     }
@@ -408,7 +487,7 @@ int RunMerge(const MergeOptions& options) {
       std::fprintf(stderr, "katrace-merge: [%zu/%zu] rank %lld: %s\n", i + 1, kept.size(),
                    static_cast<long long>(input.header.rank), input.path.c_str());
     }
-    const int64_t offset = input.header.base_realtime_ns - base;
+    const int64_t offset = start[i] - base;
     EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of,
                            [&](int64_t pid) { return options.ranks.Contains(pid); });
     FlowWindow window;
@@ -472,6 +551,7 @@ int RunMerge(const MergeOptions& options) {
     }
     footer.AddInput(input.path, input.header.rank, offset, read.events, pass.written(),
                     pass.footer(), problem, pid_map, options.ranks);
+    if (options.align_hosts) footer.NoteHostShift(host_shift[i]);
     total_written += pass.written();
     of_selected_ranks += pass.of_selected_ranks();
   }
