@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test/support/host_capture.h"
 #include "test/support/tool_runner.h"
 
 namespace katrace {
@@ -103,32 +104,11 @@ class MergeNumbersTest : public ::testing::Test {
     return pids;
   }
 
-  // A one-rank capture of host |host| whose clock reads |behind_ns| less than the true time,
-  // with Colls of communicator |comm|, sequence numbers |seqs|, each ending its GPU work at the
-  // true time 1 ms x seq + 100 us + |jitter_ns|(seq) (how far this rank's end is from the others').
   template <typename Jitter>
   std::string HostCapture(const std::string& name, const std::string& host, int pid, int64_t behind_ns,
                           const std::string& comm, const std::vector<int>& seqs, Jitter&& jitter_ns) {
-    const int64_t base = kBase - behind_ns;  // the realtime its clock read when the true time was kBase
-    Json header = {{"format", "katrace-trace"}, {"version", 1},   {"rank", pid},
-                   {"host", host},              {"os_pid", 100 + pid}, {"base_realtime_ns", base},
-                   {"base_monotonic_ns", 5000}, {"ranks", Json::array({{{"pid", pid}, {"world_rank", pid}}})}};
-    Json events = Json::array();
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
-                      {"args", {{"name", "rank " + std::to_string(pid)}, {"katrace", header}}}});
-    for (int seq : seqs) {
-      // Trace µs are from the capture's base, on its own clock: the true times, as it read them.
-      const double end_us = 1000.0 * seq + 100 + static_cast<double>(jitter_ns(seq)) / 1000;
-      events.push_back({{"name", "AllReduce"}, {"cat", "Coll"}, {"ph", "X"}, {"pid", pid}, {"tid", 2},
-                        {"ts", 1000.0 * seq}, {"dur", 10.0},
-                        {"args", {{"id", seq + 1}, {"comm", comm}, {"rank", pid}, {"func", "AllReduce"},
-                                  {"seq", seq}, {"gpu_start", 1000.0 * seq + 20}, {"gpu_end", end_us}}}});
-    }
-    Json footer = header;
-    footer.update({{"events", {{"Coll", seqs.size()}}}, {"drops", Json::object()}, {"waits", 0}});
-    const std::string path = Path(name);
-    std::ofstream(path) << Json{{"traceEvents", events}, {"otherData", {{"katrace", footer}}}}.dump();
-    return path;
+    katrace_test::WriteHostCapture(Path(name), kBase, host, pid, behind_ns, comm, seqs, jitter_ns);
+    return Path(name);
   }
   // Each Coll's gpu_end in the merged trace (absolute ns: the merged base plus the µs), by pid and seq.
   static std::map<std::pair<int64_t, int64_t>, double> GpuEnds(const Json& trace) {

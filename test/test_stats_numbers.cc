@@ -18,6 +18,7 @@
 
 #include "common/activity_summary.h"
 #include "common/summary_table.h"
+#include "test/support/host_capture.h"
 #include "test/support/rank_header.h"
 #include "test/support/tool_runner.h"
 #include "tools/stats/bandwidth_table.h"
@@ -283,6 +284,39 @@ TEST(StatsNumbersTest, SlowestLinkShareTextEqualsJson) {
   std::string first_cell;
   row >> first_cell;
   EXPECT_EQ(first_cell, "6.3") << text;
+}
+
+// --align-hosts: host beta's clock is 3 ms behind alpha's, and every collective starts at the same
+// true time on both ranks. As recorded, beta's rank seems to arrive 3 ms early at each, alpha's a
+// 3 ms straggler (and a note says the hosts' clocks were compared as they are); aligned on the
+// collectives' GPU ends, neither is late.
+TEST(StatsNumbersTest, AlignHostsComparesTheRanksOfTwoHostsOnOneClock) {
+  const std::string dir = ::testing::TempDir() + "/katrace-stats-align-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::vector<int> seqs = {0, 1, 2, 3, 4, 5};
+  auto none = [](int) { return int64_t{0}; };
+  katrace_test::WriteHostCapture(dir + "/a.json", 1700000000000000000, "alpha", 0, 0, kCommText, seqs, none);
+  katrace_test::WriteHostCapture(dir + "/b.json", 1700000000000000000, "beta", 1, 3000000, kCommText, seqs, none);
+  const std::string files = " " + dir + "/a.json " + dir + "/b.json";
+
+  const auto recorded = RunTool("katrace-stats", "--report straggler --format json" + files, false);
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.output;
+  const Json as_recorded = Json::parse(recorded.output);
+  ASSERT_EQ(as_recorded["straggler_delay_per_rank"].size(), 1u) << as_recorded.dump();
+  EXPECT_EQ(as_recorded["straggler_delay_per_rank"][0]["name"], "rank 0");
+  EXPECT_EQ(as_recorded["straggler_delay_per_rank"][0]["avg_ns"], 3000000.0);
+  const auto noted = RunTool("katrace-stats", "--report straggler" + files);  // stdout and stderr
+  EXPECT_NE(noted.output.find("compares ranks of 2 hosts, each on its own clock"), std::string::npos) << noted.output;
+
+  const auto aligned = RunTool("katrace-stats", "--report straggler --format json --align-hosts" + files, false);
+  ASSERT_EQ(aligned.exit_code, 0) << aligned.output;
+  const Json stats = Json::parse(aligned.output);
+  for (const Json& row : stats["straggler_delay_per_rank"]) EXPECT_EQ(row["avg_ns"], 0.0) << row.dump();
+  for (const Json& instance : stats["worst_instances"]) EXPECT_EQ(instance["delay_ns"], 0) << instance.dump();
+  const auto said = RunTool("katrace-stats", "--report straggler --align-hosts" + files);
+  EXPECT_NE(said.output.find("host beta moved by +3.000 ms onto the clock of alpha"), std::string::npos) << said.output;
+  EXPECT_EQ(said.output.find("each on its own clock"), std::string::npos) << said.output;
+  std::filesystem::remove_all(dir);
 }
 
 // A sum of durations past 2^63 ns (two garbage slices of 8e18 ns) is beyond llround: the text

@@ -824,8 +824,9 @@ TEST_F(TraceToolsTest, StatsOnNothingReadablePrintsOneErrorAndNoTables) {
   }
 }
 
+// The JSON report, on stdout alone: notes and warnings go to stderr.
 Json StatsJson(const std::string& args) {
-  const ToolResult r = RunTool("katrace-stats", "--format json " + args);
+  const ToolResult r = RunTool("katrace-stats", "--format json " + args, false);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return Json::parse(r.output);
 }

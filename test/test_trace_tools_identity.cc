@@ -93,8 +93,8 @@ class IdentityTest : public ::testing::Test {
     return path;
   }
 
-  Json Stats(const std::string& args) {
-    const ToolResult r = RunTool("katrace-stats", "--format json " + args);
+  Json Stats(const std::string& args) {  // the JSON report on stdout; notes go to stderr
+    const ToolResult r = RunTool("katrace-stats", "--format json " + args, false);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return Json::parse(r.output, nullptr, false);
   }

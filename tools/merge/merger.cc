@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,13 +11,13 @@
 
 #include "common/output_file.h"
 #include "tools/common/event_times.h"
+#include "tools/common/host_alignment.h"
 #include "tools/common/plural.h"
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
-#include "tools/merge/host_alignment.h"
 #include "tools/merge/merged_footer.h"
 #include "tools/merge/pftrace_merge_writer.h"
 #include "tools/merge/pid_assigner.h"
@@ -256,79 +255,6 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
-// A clock difference for a message: "+3.250 ms", "-12.4 µs", "+800 ns" (signed with |sign|).
-std::string ClockDifferenceText(int64_t ns, bool sign) {
-  const double magnitude = std::fabs(static_cast<double>(ns));
-  char text[48];
-  const char* prefix = ns < 0 ? "-" : sign ? "+" : "";
-  if (magnitude >= 1e9) {
-    std::snprintf(text, sizeof(text), "%s%.3f s", prefix, magnitude / 1e9);
-  } else if (magnitude >= 1e6) {
-    std::snprintf(text, sizeof(text), "%s%.3f ms", prefix, magnitude / 1e6);
-  } else if (magnitude >= 1e3) {
-    std::snprintf(text, sizeof(text), "%s%.1f µs", prefix, magnitude / 1e3);
-  } else {
-    std::snprintf(text, sizeof(text), "%s%.0f ns", prefix, magnitude);
-  }
-  return text;
-}
-
-// --align-hosts: what each kept input's times move by (host_alignment.h), said per host. A merged
-// input holds ranks of several hosts and stays as it is.
-std::vector<int64_t> HostShifts(const std::vector<Input>& kept, const MergeOptions& options, bool* had_problems) {
-  std::vector<int64_t> shift(kept.size(), 0);
-  std::vector<HostCollectiveEnds> hosts;
-  std::vector<int> host_of(kept.size(), -1);
-  ReadOptions read_options;
-  read_options.tool = "katrace-merge";
-  read_options.progress_min_bytes = options.progress_min_bytes;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    const Input& input = kept[i];
-    if (input.header.rebased) {
-      std::fprintf(stderr, "katrace-merge: --align-hosts: %s is a merged trace; its times are kept as they are\n",
-                   input.path.c_str());
-      continue;
-    }
-    auto known = std::find_if(hosts.begin(), hosts.end(),
-                              [&](const HostCollectiveEnds& h) { return h.host == input.header.host; });
-    if (known == hosts.end()) {
-      hosts.push_back(HostCollectiveEnds{input.header.host, {}});
-      known = hosts.end() - 1;
-    }
-    host_of[i] = static_cast<int>(known - hosts.begin());
-    CollectiveEndsPass pass(input.header.base_realtime_ns, &*known);
-    ReadTrace(input.path, &pass, read_options);
-  }
-  if (hosts.size() < 2) {
-    if (!options.quiet) {
-      std::fprintf(stderr, "katrace-merge: --align-hosts: %s; nothing to align\n",
-                   hosts.empty() ? "every input is a merged trace" : ("every input is of host " + hosts[0].host).c_str());
-    }
-    return shift;
-  }
-  const std::vector<HostShift> shifts = AlignHosts(hosts);
-  for (size_t h = 1; h < shifts.size(); ++h) {  // shifts[0] is the reference
-    const HostShift& s = shifts[h];
-    if (!s.aligned) {
-      *had_problems = true;
-      std::fprintf(stderr,
-                   "katrace-merge: --align-hosts: host %s shares fewer than %zu complete collectives with a GPU end "
-                   "with any aligned host; its times are kept as recorded\n",
-                   s.host.c_str(), kMinSharedCollectives);
-    } else if (!options.quiet) {
-      std::fprintf(stderr,
-                   "katrace-merge: --align-hosts: host %s moved by %s onto the clock of %s (the median "
-                   "difference of %zu collectives' GPU ends with %s; half of them within %s of it)\n",
-                   s.host.c_str(), ClockDifferenceText(s.offset_ns, true).c_str(), shifts[0].host.c_str(),
-                   s.collectives, s.onto.c_str(), ClockDifferenceText(s.spread_ns, false).c_str());
-    }
-  }
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (host_of[i] >= 0) shift[i] = shifts[static_cast<size_t>(host_of[i])].offset_ns;
-  }
-  return shift;
-}
-
 }  // namespace
 
 int RunMerge(const MergeOptions& options) {
@@ -393,8 +319,15 @@ int RunMerge(const MergeOptions& options) {
     return 2;
   }
   // Each input's clock base on the merged timeline's clock: its own, or moved with its host.
-  const std::vector<int64_t> host_shift =
-      options.align_hosts ? HostShifts(kept, options, &had_problems) : std::vector<int64_t>(kept.size(), 0);
+  std::vector<int64_t> host_shift(kept.size(), 0);
+  if (options.align_hosts) {
+    std::vector<HostAlignmentInput> to_align;
+    for (const Input& input : kept) to_align.push_back({input.path, input.header});
+    ReadOptions read_options;
+    read_options.tool = "katrace-merge";
+    read_options.progress_min_bytes = options.progress_min_bytes;
+    host_shift = AlignInputHosts(to_align, options.quiet, read_options, &had_problems);
+  }
   std::vector<int64_t> start(kept.size());
   for (size_t i = 0; i < kept.size(); ++i) start[i] = kept[i].header.base_realtime_ns + host_shift[i];
   int64_t base = start.front();

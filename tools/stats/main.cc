@@ -1,9 +1,12 @@
 // katrace-stats: Nsight-shaped summaries and a straggler report over katrace traces (see
 // kStatsUsage).
 #include <cstdio>
+#include <vector>
 
 #include "common/ends_with.h"
 #include "common/output_file.h"
+#include "tools/common/host_alignment.h"
+#include "tools/common/trace_header.h"
 #include "tools/stats/hang_merge.h"
 #include "tools/stats/report_writer.h"
 #include "tools/stats/stats_collector.h"
@@ -18,9 +21,34 @@ int main(int argc, char** argv) {
   if (options.hang) return MergeHangReports(options.inputs, options.output);
   StatsState state(options);
   bool failed = false;
-  for (const std::string& path : options.inputs) failed |= !CollectStats(path, options, &state);
+  std::vector<int64_t> shift(options.inputs.size(), 0);
+  if (options.align_hosts) {
+    // Inputs whose header cannot be read stay unmoved; their read below says why.
+    std::vector<HostAlignmentInput> readable;
+    std::vector<size_t> index_of;
+    for (size_t i = 0; i < options.inputs.size(); ++i) {
+      const HeaderProbe probe = ProbeHeader(options.inputs[i]);
+      if (!probe.found) continue;
+      readable.push_back({options.inputs[i], probe.header});
+      index_of.push_back(i);
+    }
+    ReadOptions read_options;
+    read_options.tool = "katrace-stats";
+    read_options.progress_min_bytes = options.progress_min_bytes;
+    const std::vector<int64_t> moved = AlignInputHosts(readable, false, read_options, &failed);
+    for (size_t j = 0; j < moved.size(); ++j) shift[index_of[j]] = moved[j];
+  }
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    failed |= !CollectStats(options.inputs[i], options, shift[i], &state);
+  }
   // Each unreadable input has had its one line on stderr; tables of nothing would only hide it.
   if (state.files_read == 0 && state.events == 0) return 1;
+  if (options.Wants("straggler") && !options.align_hosts && state.hosts.size() > 1) {
+    std::fprintf(stderr,
+                 "katrace-stats: note: the straggler report compares ranks of %zu hosts, each on its own clock as "
+                 "recorded; --align-hosts first aligns the clocks on the collectives' GPU ends\n",
+                 state.hosts.size());
+  }
   state.tables.Finish();
   state.stragglers.Finish(state.comm_sizes);
   // A sort that could not spill leaves the straggler tables empty or short: the report says so,

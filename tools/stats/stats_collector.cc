@@ -11,8 +11,8 @@ namespace {
 
 class StatsCollector : public TraceVisitor {
  public:
-  StatsCollector(const StatsOptions& options, StatsState* state)
-      : options_(options), state_(state), wants_arrivals_(options.Wants("straggler")) {}
+  StatsCollector(const StatsOptions& options, int64_t clock_shift_ns, StatsState* state)
+      : options_(options), state_(state), wants_arrivals_(options.Wants("straggler")), clock_shift_ns_(clock_shift_ns) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -27,6 +27,10 @@ class StatsCollector : public TraceVisitor {
       }
       has_header_ = true;
       state_->ranks.insert(header_.rank);
+      state_->hosts.insert(header_.host);
+      // Every time of this file, on the timeline all files share: its clock base, moved with its
+      // host's clock under --align-hosts.
+      if (__builtin_add_overflow(header_.base_realtime_ns, clock_shift_ns_, &base_ns_)) base_ns_ = header_.base_realtime_ns;
     }
     ++state_->events;
     // Every Perfetto process is a rank: a file may hold several (two ranks in one OS process, or
@@ -46,7 +50,7 @@ class StatsCollector : public TraceVisitor {
     }
     UsToNs(*Field(json, "ts"), &ts_ns);
     UsToNs(*Field(json, "dur"), &dur_ns);
-    if (__builtin_add_overflow(header_.base_realtime_ns, ts_ns, &start_ns)) {
+    if (__builtin_add_overflow(base_ns_, ts_ns, &start_ns)) {
       unusable_times_.Add(event, "ts is out of range once added to the clock base");
       return true;
     }
@@ -127,7 +131,7 @@ class StatsCollector : public TraceVisitor {
       const uint64_t gpu_ns = static_cast<uint64_t>(gpu_end - gpu_start);
       state_->tables.AddCollective(func, bytes, is_coll ? StringField(args, "algo") : "",
                                    is_coll ? StringField(args, "proto") : "",
-                                   header_.base_realtime_ns + gpu_start, gpu_ns);
+                                   base_ns_ + gpu_start, gpu_ns);
       state_->bandwidth.Add(func, bytes, comm, gpu_ns);
     }
     int64_t seq = 0;
@@ -135,7 +139,7 @@ class StatsCollector : public TraceVisitor {
     const Json* ts_value = Field(json, "ts");
     if (is_coll && wants_arrivals_ && seq_value != nullptr && AsInt64(*seq_value, &seq) &&
         ts_value != nullptr && UsToNs(*ts_value, &ts) && (!options_.gpu_arrival || has_extent)) {
-      const int64_t arrival = header_.base_realtime_ns + (options_.gpu_arrival ? gpu_start : ts);
+      const int64_t arrival = base_ns_ + (options_.gpu_arrival ? gpu_start : ts);
       state_->stragglers.AddArrival(comm, func, seq, pid, comm_rank, arrival);
     }
     if (const Json* v = Field(args, "id"); v != nullptr && AsUint64(*v, &id)) {
@@ -182,7 +186,9 @@ class StatsCollector : public TraceVisitor {
   StatsState* state_;
   // Only the straggler report reads arrivals: the other reports need no sort, nor its spill.
   const bool wants_arrivals_;
+  const int64_t clock_shift_ns_;
   TraceHeader header_;
+  int64_t base_ns_ = 0;  // header_.base_realtime_ns + clock_shift_ns_
   bool has_header_ = false;
   int64_t last_pid_ = INT64_MIN;  // saves a set lookup per event: pids come in long runs
   std::string problem_;
@@ -191,8 +197,8 @@ class StatsCollector : public TraceVisitor {
 
 }  // namespace
 
-bool CollectStats(const std::string& path, const StatsOptions& options, StatsState* state) {
-  StatsCollector collector(options, state);
+bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns, StatsState* state) {
+  StatsCollector collector(options, clock_shift_ns, state);
   ReadOptions read_options;
   read_options.tool = "katrace-stats";
   read_options.progress_min_bytes = options.progress_min_bytes;

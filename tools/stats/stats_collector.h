@@ -35,11 +35,13 @@ struct StatsState {
   uint64_t incomplete_left_out = 0;
   uint64_t unusable_times_left_out = 0;  // slices whose ts or dur no timeline can place
   std::set<int64_t> ranks;
+  std::set<std::string> hosts;  // of the files' first ranks
 };
 
-// Reads one file into |state|. Returns false (after printing why on stderr) when the file could
-// not be read to the end; what was read before a cut still counts.
-bool CollectStats(const std::string& path, const StatsOptions& options, StatsState* state);
+// Reads one file into |state|, its times moved by |clock_shift_ns| (--align-hosts). Returns false
+// (after printing why on stderr) when the file could not be read to the end; what was read before
+// a cut still counts.
+bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns, StatsState* state);
 
 }  // namespace katrace::tools
 

@@ -42,14 +42,18 @@ const char kStatsUsage[] =
     "                     1 + the highest rank or peer seen)\n"
     "  --arrival WHAT     straggler arrival: host (Coll start, default) or gpu (GPU start)\n"
     "  --sort-mem SIZE    memory for sorting arrivals across ranks (default 256M)\n"
+    "  --align-hosts      put the files of each host on the clock of the first input's host\n"
+    "                     before comparing ranks (as katrace-merge --align-hosts does): the\n"
+    "                     straggler report compares arrivals of different hosts, whose clocks\n"
+    "                     NTP keeps milliseconds apart; reads every input once more\n"
     "  --hang             the inputs are hang reports (<trace>.hang.json, KATRACE_HANG_TIMEOUT):\n"
     "                     merge them into \"rank R waits on peer P on channel C since T\" lines,\n"
     "                     oldest first, and a one-line verdict\n"
     "  -h, --help         this text\n"
     "\n"
     "exit status: 0 all files read, 1 some files unreadable or cut (the rest are summarised),\n"
-    "events left out for their times or protobuf problems, or a report incomplete (a sort\n"
-    "that could not spill to $TMPDIR), 2 bad usage, or the output is also an input or cannot be\n"
+    "events left out for their times or protobuf problems, a report incomplete (a sort\n"
+    "that could not spill to $TMPDIR), or a host --align-hosts could not align, 2 bad usage, or the output is also an input or cannot be\n"
     "written\n";
 
 int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
@@ -63,6 +67,8 @@ int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kStatsUsage, stdout);
       return -1;
+    } else if (arg == "--align-hosts") {
+      options->align_hosts = true;
     } else if (TakeOption(argc, argv, &i, "-o", &value, &ok) ||
                TakeOption(argc, argv, &i, "--output", &value, &ok)) {
       if (!ok) error = "-o needs a file name";

@@ -20,6 +20,7 @@ struct StatsOptions {
   size_t top_n = 10;
   int64_t nranks = 0;         // 0 = infer
   bool gpu_arrival = false;   // straggler arrival = GPU start instead of host Coll start
+  bool align_hosts = false;   // each host's files on the first input's host's clock (host_alignment.h)
   size_t sort_memory_bytes = size_t{256} << 20;
   uint64_t progress_min_bytes = uint64_t{256} << 20;
   bool hang = false;  // --hang: the inputs are hang reports (<trace>.hang.json), merged

@@ -1,4 +1,4 @@
-// Host clock alignment for katrace-merge --align-hosts. A file's times are on its host's clock
+// Host clock alignment for --align-hosts (katrace-merge, katrace-stats). A file's times are on its host's clock
 // (CLOCK_REALTIME at its base), and NTP keeps two hosts' clocks within milliseconds of each other
 // at best, more than many collectives last: merged as recorded, one node's ranks can seem to
 // finish an AllReduce before another's started it. The GPU work of one collective ends at about
@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
@@ -71,6 +72,20 @@ constexpr size_t kMinSharedCollectives = 3;
 // One HostShift per entry of |hosts|, in its order; hosts[0] is the reference. A host that
 // shares fewer than kMinSharedCollectives with every aligned host stays as recorded.
 std::vector<HostShift> AlignHosts(const std::vector<HostCollectiveEnds>& hosts);
+
+// One input of a tool run with --align-hosts: its path and its header (the first rank's).
+struct HostAlignmentInput {
+  std::string path;
+  TraceHeader header;
+};
+
+// --align-hosts: reads every input once more (|read_options| names the tool), groups them by
+// host, aligns the hosts (the first input's is the reference) and returns what each input's
+// times move by. Says on stderr, prefixed with the tool's name, what each host moved by (unless
+// |quiet|) and which it could not align (then |*unaligned| is set, and that host stays as
+// recorded). A merged input holds ranks of several hosts: it is said and stays as it is.
+std::vector<int64_t> AlignInputHosts(const std::vector<HostAlignmentInput>& inputs, bool quiet,
+                                     const ReadOptions& read_options, bool* unaligned);
 
 }  // namespace katrace::tools
 
