@@ -197,6 +197,20 @@ TEST_F(MergeNumbersTest, AlignHostsReachesAHostThroughAnotherAndSaysWhichItCanno
   }
 }
 
+// Hostile clock bases: two hosts whose recorded clocks lie further apart than an int64_t of ns
+// holds are not aligned (no difference can be taken), and nothing overflows; said, exit 1.
+TEST_F(MergeNumbersTest, AlignHostsWithClockBasesAnInt64ApartAlignsNothing) {
+  const std::vector<int> seqs = {0, 1, 2, 3};
+  auto none = [](int) { return int64_t{0}; };
+  const std::string a = Path("a.json"), b = Path("b.json");
+  katrace_test::WriteHostCapture(a, 4000000000000000000, "alpha", 0, -5000000000000000000, kComm, seqs, none);
+  katrace_test::WriteHostCapture(b, 4000000000000000000, "beta", 1, 9000000000000000000, kComm, seqs, none);
+  const auto result = RunTool("katrace-merge", "-o " + Path("m.json") + " --align-hosts " + a + " " + b);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("host beta shares fewer than 3 complete collectives"), std::string::npos)
+      << result.output;
+}
+
 // Inputs of one host share its clock: nothing is moved, and that is said.
 TEST_F(MergeNumbersTest, AlignHostsLeavesInputsOfOneHostAsTheyAre) {
   const std::vector<int> seqs = {0, 1, 2};

@@ -18,10 +18,20 @@ std::vector<int64_t> Differences(const HostCollectiveEnds& to, const HostCollect
   std::vector<int64_t> differences;
   for (const auto& [key, end] : walked.ends) {
     const auto other = looked_up.ends.find(key);
-    if (other == looked_up.ends.end()) continue;
-    differences.push_back(walk_to ? end - other->second : other->second - end);
+    int64_t difference = 0;
+    // Ends of hostile clock bases can lie further apart than an int64_t holds: not a clock skew.
+    if (other == looked_up.ends.end() ||
+        __builtin_sub_overflow(walk_to ? end : other->second, walk_to ? other->second : end, &difference)) {
+      continue;
+    }
+    differences.push_back(difference);
   }
   return differences;
+}
+
+// The mean of two sorted values, exact and without overflow.
+int64_t Midpoint(int64_t low, int64_t high) {
+  return static_cast<int64_t>((static_cast<__int128>(low) + high) / 2);
 }
 
 // A clock difference for a message: "+3.250 ms", "-12.4 µs", "+800 ns" (signed with |sign|).
@@ -78,13 +88,15 @@ std::vector<HostShift> AlignHosts(const std::vector<HostCollectiveEnds>& hosts) 
         if (d.size() < kMinSharedCollectives) continue;
         std::sort(d.begin(), d.end());
         const size_t n = d.size();
-        const int64_t median = n % 2 == 1 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+        const int64_t median = n % 2 == 1 ? d[n / 2] : Midpoint(d[n / 2 - 1], d[n / 2]);
+        int64_t offset = 0;
+        if (__builtin_add_overflow(shifts[a].offset_ns, median, &offset)) continue;
         HostShift& s = shifts[h];
         s.aligned = true;
-        s.offset_ns = shifts[a].offset_ns + median;
+        s.offset_ns = offset;
         s.onto = hosts[a].host;
         s.collectives = n;
-        s.spread_ns = (d[(3 * n) / 4] - d[n / 4]) / 2;
+        s.spread_ns = static_cast<int64_t>((static_cast<__int128>(d[(3 * n) / 4]) - d[n / 4]) / 2);
         aligned_order.push_back(h);
         moved = true;
         break;
@@ -142,7 +154,16 @@ std::vector<int64_t> AlignInputHosts(const std::vector<HostAlignmentInput>& inpu
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (host_of[i] >= 0) shift[i] = shifts[static_cast<size_t>(host_of[i])].offset_ns;
+    if (host_of[i] < 0) continue;
+    const int64_t offset = shifts[static_cast<size_t>(host_of[i])].offset_ns;
+    int64_t moved_base = 0;
+    if (__builtin_add_overflow(inputs[i].header.base_realtime_ns, offset, &moved_base)) {
+      *unaligned = true;
+      std::fprintf(stderr, "%s: --align-hosts: %s: its clock base moved by %s is out of range; its times are kept as recorded\n",
+                   tool, inputs[i].path.c_str(), ClockDifferenceText(offset, true).c_str());
+      continue;
+    }
+    shift[i] = offset;
   }
   return shift;
 }
