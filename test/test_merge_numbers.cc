@@ -209,6 +209,13 @@ TEST_F(MergeNumbersTest, AlignHostsWithClockBasesAnInt64ApartAlignsNothing) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("host beta shares fewer than 3 complete collectives"), std::string::npos)
       << result.output;
+  // Nor can the two share one timeline: one is left out, said (with or without --align-hosts).
+  EXPECT_NE(result.output.find("lies further from the other inputs' than one timeline of int64 ns holds; left out"),
+            std::string::npos)
+      << result.output;
+  const auto plain = RunTool("katrace-merge", "-o " + Path("p.json") + " " + a + " " + b);
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_EQ(Pids(Read(Path("p.json"))).size(), 1u);
 }
 
 // Inputs of one host share its clock: nothing is moved, and that is said.

@@ -319,6 +319,30 @@ TEST(StatsNumbersTest, AlignHostsComparesTheRanksOfTwoHostsOnOneClock) {
   std::filesystem::remove_all(dir);
 }
 
+// Files whose clock bases lie further apart than an int64_t of ns (hostile headers): a straggler
+// delay between them is held at INT64_MAX ns instead of overflowing (the sanitizer builds run
+// the tool), with or without --align-hosts, which cannot align them.
+TEST(StatsNumbersTest, ArrivalsFurtherApartThanAnInt64HoldTheirDelayAtItsMaximum) {
+  const std::string dir = ::testing::TempDir() + "/katrace-stats-far-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::vector<int> seqs = {0, 1, 2};
+  auto none = [](int) { return int64_t{0}; };
+  katrace_test::WriteHostCapture(dir + "/a.json", 4000000000000000000, "alpha", 0, -5000000000000000000, kCommText,
+                                 seqs, none);
+  katrace_test::WriteHostCapture(dir + "/b.json", 4000000000000000000, "beta", 1, 9000000000000000000, kCommText,
+                                 seqs, none);
+  for (const std::string align : {"", " --align-hosts"}) {
+    const auto run =
+        RunTool("katrace-stats", "--report straggler --format json" + align + " " + dir + "/a.json " + dir + "/b.json",
+                false);
+    ASSERT_EQ(run.exit_code, align.empty() ? 0 : 1) << align << ": " << run.output;
+    const Json stats = Json::parse(run.output);
+    ASSERT_FALSE(stats["worst_instances"].empty()) << stats.dump();
+    EXPECT_EQ(stats["worst_instances"][0]["delay_ns"], INT64_MAX) << align;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A sum of durations past 2^63 ns (two garbage slices of 8e18 ns) is beyond llround: the text
 // printed INT64_MAX where CSV and JSON had the true total.
 TEST(StatsNumbersTest, DurationsPastInt64PrintTheirTrueValue) {

@@ -31,6 +31,18 @@ void StragglerReport::AddArrival(uint64_t comm, const std::string& func, int64_t
   sorter_.Add(Record{comm, it->second, 0, seq, arrival_realtime_ns, pid, comm_rank});
 }
 
+namespace {
+
+// How long after |earlier| |later| arrived (later >= earlier: an instance's arrivals are sorted),
+// held at INT64_MAX: the arrivals of files whose clock bases are hostile can lie further apart
+// than an int64_t of ns holds.
+int64_t Gap(int64_t earlier, int64_t later) {
+  const uint64_t gap = static_cast<uint64_t>(later) - static_cast<uint64_t>(earlier);
+  return gap > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(gap);
+}
+
+}  // namespace
+
 void StragglerReport::Finish(const CommSizes& sizes) {
   if (!sorter_.Finish()) {
     error = sorter_.error();
@@ -50,13 +62,13 @@ void StragglerReport::Finish(const CommSizes& sizes) {
     const int64_t expected = sizes.Size(first.comm);
     if (expected > 0 && count < static_cast<uint64_t>(expected)) ++short_instances;
     const std::string last_label = ParticipantLabel(last.pid, last.comm_rank);
-    const int64_t delay = last.arrival_ns - first.arrival_ns;
+    const int64_t delay = Gap(first.arrival_ns, last.arrival_ns);
     delay_per_rank.Add(last_label, static_cast<uint64_t>(delay));
     if (top_n_ == 0) return;
     Instance instance{first.comm, funcs_[first.func], first.seq, count, last_label,
                       ParticipantLabel(first.pid, first.comm_rank),
                       ParticipantLabel(prev.pid, prev.comm_rank), delay,
-                      last.arrival_ns - prev.arrival_ns};
+                      Gap(prev.arrival_ns, last.arrival_ns)};
     if (heap.size() < top_n_) {
       heap.push_back(std::move(instance));
       std::push_heap(heap.begin(), heap.end(), worse);
@@ -82,7 +94,7 @@ void StragglerReport::Finish(const CommSizes& sizes) {
     if (count == 1) lag_per_rank.Add(ParticipantLabel(first.pid, first.comm_rank), 0);
     if (count >= 1) {
       lag_per_rank.Add(ParticipantLabel(r.pid, r.comm_rank),
-                       static_cast<uint64_t>(r.arrival_ns - first.arrival_ns));
+                       static_cast<uint64_t>(Gap(first.arrival_ns, r.arrival_ns)));
     }
     ++count;
   }
