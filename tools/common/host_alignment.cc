@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "tools/common/json_fields.h"
@@ -96,7 +97,8 @@ std::vector<HostShift> AlignHosts(const std::vector<HostCollectiveEnds>& hosts) 
         s.offset_ns = offset;
         s.onto = hosts[a].host;
         s.collectives = n;
-        s.spread_ns = static_cast<int64_t>((static_cast<__int128>(d[(3 * n) / 4]) - d[n / 4]) / 2);
+        const __int128 middle_half = static_cast<__int128>(d[(3 * n) / 4]) - d[n / 4];
+        s.middle_half_ns = middle_half > INT64_MAX ? INT64_MAX : static_cast<int64_t>(middle_half);
         aligned_order.push_back(h);
         moved = true;
         break;
@@ -148,9 +150,9 @@ std::vector<int64_t> AlignInputHosts(const std::vector<HostAlignmentInput>& inpu
     } else if (!quiet) {
       std::fprintf(stderr,
                    "%s: --align-hosts: host %s moved by %s onto the clock of %s (the median difference of %zu "
-                   "collectives' GPU ends with %s; half of them within %s of it)\n",
+                   "collectives' GPU ends with %s; the middle half of the differences spans %s)\n",
                    tool, s.host.c_str(), ClockDifferenceText(s.offset_ns, true).c_str(), shifts[0].host.c_str(),
-                   s.collectives, s.onto.c_str(), ClockDifferenceText(s.spread_ns, false).c_str());
+                   s.collectives, s.onto.c_str(), ClockDifferenceText(s.middle_half_ns, false).c_str());
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

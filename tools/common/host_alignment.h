@@ -63,7 +63,7 @@ struct HostShift {
   int64_t offset_ns = 0;  // added to the times of its files
   std::string onto;       // the aligned host its differences were taken against ("" for the reference)
   size_t collectives = 0; // how many collectives the median is of
-  int64_t spread_ns = 0;  // half the distance between the differences' quartiles
+  int64_t middle_half_ns = 0;  // from the first to the third quartile of the differences
 };
 
 // The fewest shared collectives a host is moved by: fewer say too little to trust.
