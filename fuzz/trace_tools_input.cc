@@ -1,9 +1,11 @@
 #include "fuzz/trace_tools_input.h"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "fuzz/bytes_file.h"
 #include "tools/check/trace_checker.h"
+#include "tools/common/host_alignment.h"
 #include "tools/merge/merge_options.h"
 #include "tools/merge/merger.h"
 #include "tools/stats/hang_merge.h"
@@ -39,6 +41,14 @@ void RunTraceToolsOnBytes(const uint8_t* data, size_t size) {
   RunMerge(merge);
 
   MergeHangReports({file.path(), file.path()}, "/dev/null");
+
+  // --align-hosts' arithmetic on hostile ends: the file's collectives as one host's, and as a
+  // second host's whose clock reads the first's negated (differences as large as values allow).
+  HostCollectiveEnds first{"a", {}}, second{"b", {}};
+  CollectiveEndsPass pass(0, &first);
+  ReadTrace(file.path(), &pass);
+  for (const auto& [key, end] : first.ends) second.ends.emplace(key, end == INT64_MIN ? INT64_MAX : -end);
+  AlignHosts({first, second});
 }
 
 }  // namespace katrace_fuzz
