@@ -53,8 +53,8 @@ const char kStatsUsage[] =
     "\n"
     "exit status: 0 all files read, 1 some files unreadable or cut (the rest are summarised),\n"
     "events left out for their times or protobuf problems, a report incomplete (a sort\n"
-    "that could not spill to $TMPDIR), or a host --align-hosts could not align, 2 bad usage, or the output is also an input or cannot be\n"
-    "written\n";
+    "that could not spill to $TMPDIR), or a host --align-hosts could not align; 2 bad usage,\n"
+    "or the output is also an input or cannot be written\n";
 
 int ParseStatsOptions(int argc, char** argv, StatsOptions* options) {
   static const std::set<std::string> kReports = {"host",    "gpu", "coll",     "channel",
