@@ -71,25 +71,22 @@ void WriteHeldGpuStops(Session* s, Context* ctx);
 // are: the exporter writes an event without a stop as incomplete.
 void ClaimLiveSlots(Session* s, Context* ctx);
 
-// A task's activation mask as NCCL snapshotted it, packed into 17 bits for the slot's task_mask
-// word and for the generation field of an untracked handle (which names no slot): NCCL's 15
-// bits, the KernelStep bit, and whether the event awaits KernelCh children.
-constexpr uint32_t kPackedKernelStep = 1u << 15;
-constexpr uint32_t kPackedAwaitsKernelCh = 1u << 16;
-constexpr uint64_t kPackedMaskBits = (1u << 17) - 1;
-
-constexpr int kKernelStepPackShift = __builtin_ctz(static_cast<unsigned>(ncclProfileKernelStep)) - 15;
-static_assert(kKernelStepPackShift >= 0, "the KernelStep bit lies above NCCL's 15");
+// A task's activation mask as NCCL snapshotted it, kept in 22 bits for the slot's task_mask word
+// and for the generation field of an untracked handle (which names no slot): NCCL's bits as they
+// are, up to and with the KernelStep bit, and above them whether the event awaits KernelCh
+// children. Kept as NCCL's own bits, packing one is a single and: the masked-out parents' path
+// (CoreStart) packs a mask per call.
+constexpr int kMaskBitsKept = __builtin_ctz(static_cast<unsigned>(ncclProfileKernelStep)) + 1;
+constexpr uint32_t kKeptMaskBits = (1u << kMaskBitsKept) - 1;
+constexpr uint32_t kPackedAwaitsKernelCh = 1u << kMaskBitsKept;
+constexpr uint64_t kPackedMaskBits = (uint64_t{1} << (kMaskBitsKept + 1)) - 1;
+static_assert(kMaskBitsKept + 1 <= kGenerationBits, "a packed mask fits an untracked handle's generation field");
+static_assert(kMaskBitsKept + 1 <= 40, "a packed mask stays below the generation in a slot's task_mask word");
 inline uint32_t PackMask(int mask, bool awaits_kernel_ch) {
-  // Unsigned and branch-free: the masked-out parents' path (CoreStart) packs a mask per call.
-  const uint32_t m = static_cast<uint32_t>(mask);
-  return (m & 0x7fff) | ((m >> kKernelStepPackShift) & kPackedKernelStep) |
-         (awaits_kernel_ch ? kPackedAwaitsKernelCh : 0);
+  return (static_cast<uint32_t>(mask) & kKeptMaskBits) | (awaits_kernel_ch ? kPackedAwaitsKernelCh : 0);
 }
 
-inline int UnpackMask(uint32_t packed) {
-  return static_cast<int>(packed & 0x7fff) | ((packed & kPackedKernelStep) ? ncclProfileKernelStep : 0);
-}
+inline int UnpackMask(uint32_t packed) { return static_cast<int>(packed & kKeptMaskBits); }
 
 // NCCL reads its mask once per API call and copies it into the task: every event of that task
 // (Coll/P2p, ProxyOp, ProxyStep, NetPlugin, KernelCh, KernelStep, KernelLaunch) follows that

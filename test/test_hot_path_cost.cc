@@ -301,7 +301,7 @@ TEST_F(HotPathCost, MaskedOutParentsCostAFewInstructionsAndNothingElse) {
     EXPECT_EQ(c.locked[i], 0u) << kCallbackNames[i];
     EXPECT_EQ(c.clock_reads[i], 0u) << kCallbackNames[i];
   }
-  for (int start : {0, 1, 5}) EXPECT_LE(c.instructions[start], 45u) << kCallbackNames[start];
+  for (int start : {0, 1, 5}) EXPECT_LE(c.instructions[start], 40u) << kCallbackNames[start];
   for (int stop_or_state : {2, 3, 4, 8, 9}) EXPECT_LE(c.instructions[stop_or_state], 10u) << kCallbackNames[stop_or_state];
 }
 
