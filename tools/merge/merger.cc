@@ -255,6 +255,45 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
+// Each kept input's clock base on the merged timeline's clock: its own, or moved with its host
+// under --align-hosts (|host_shift|: by how much). Clock bases further apart than an int64_t of ns
+// cannot share one timeline (a corrupt or hostile header): the input furthest from the others'
+// median is left out (said) until the rest fit.
+std::vector<int64_t> PlaceOnOneClock(const MergeOptions& options, std::vector<Input>* kept,
+                                     std::vector<int64_t>* host_shift, bool* had_problems) {
+  host_shift->assign(kept->size(), 0);
+  if (options.align_hosts) {
+    std::vector<HostAlignmentInput> to_align;
+    for (const Input& input : *kept) to_align.push_back({input.path, input.header});
+    ReadOptions read_options;
+    read_options.tool = "katrace-merge";
+    read_options.progress_min_bytes = options.progress_min_bytes;
+    *host_shift = AlignInputHosts(to_align, options.quiet, read_options, had_problems);
+  }
+  std::vector<int64_t> start(kept->size());
+  for (size_t i = 0; i < kept->size(); ++i) start[i] = (*kept)[i].header.base_realtime_ns + (*host_shift)[i];
+  while (kept->size() > 1) {
+    const auto [low, high] = std::minmax_element(start.begin(), start.end());
+    const uint64_t span = static_cast<uint64_t>(*high) - static_cast<uint64_t>(*low);
+    if (span <= static_cast<uint64_t>(INT64_MAX)) break;
+    std::vector<int64_t> sorted = start;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2), sorted.end());
+    const int64_t median = sorted[sorted.size() / 2];
+    const bool drop_low = static_cast<uint64_t>(median) - static_cast<uint64_t>(*low) >
+                          static_cast<uint64_t>(*high) - static_cast<uint64_t>(median);
+    const size_t drop = static_cast<size_t>((drop_low ? low : high) - start.begin());
+    std::fprintf(stderr,
+                 "katrace-merge: %s: its clock base (%lld ns) lies further from the other inputs' than one "
+                 "timeline of int64 ns holds; left out\n",
+                 (*kept)[drop].path.c_str(), static_cast<long long>(start[drop]));
+    *had_problems = true;
+    kept->erase(kept->begin() + static_cast<ptrdiff_t>(drop));
+    start.erase(start.begin() + static_cast<ptrdiff_t>(drop));
+    host_shift->erase(host_shift->begin() + static_cast<ptrdiff_t>(drop));
+  }
+  return start;
+}
+
 }  // namespace
 
 int RunMerge(const MergeOptions& options) {
@@ -318,39 +357,9 @@ int RunMerge(const MergeOptions& options) {
                  inputs.empty() ? "" : " (no input matches --ranks)");
     return 2;
   }
-  // Each input's clock base on the merged timeline's clock: its own, or moved with its host.
-  std::vector<int64_t> host_shift(kept.size(), 0);
-  if (options.align_hosts) {
-    std::vector<HostAlignmentInput> to_align;
-    for (const Input& input : kept) to_align.push_back({input.path, input.header});
-    ReadOptions read_options;
-    read_options.tool = "katrace-merge";
-    read_options.progress_min_bytes = options.progress_min_bytes;
-    host_shift = AlignInputHosts(to_align, options.quiet, read_options, &had_problems);
-  }
-  std::vector<int64_t> start(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) start[i] = kept[i].header.base_realtime_ns + host_shift[i];
-  // Clock bases further apart than an int64_t of ns cannot share one timeline (a corrupt or
-  // hostile header): the input furthest from the others' median is left out until the rest fit.
-  while (kept.size() > 1) {
-    const auto [low, high] = std::minmax_element(start.begin(), start.end());
-    const uint64_t span = static_cast<uint64_t>(*high) - static_cast<uint64_t>(*low);
-    if (span <= static_cast<uint64_t>(INT64_MAX)) break;
-    std::vector<int64_t> sorted = start;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2), sorted.end());
-    const int64_t median = sorted[sorted.size() / 2];
-    const bool drop_low = static_cast<uint64_t>(median) - static_cast<uint64_t>(*low) >
-                          static_cast<uint64_t>(*high) - static_cast<uint64_t>(median);
-    const size_t drop = static_cast<size_t>((drop_low ? low : high) - start.begin());
-    std::fprintf(stderr,
-                 "katrace-merge: %s: its clock base (%lld ns) lies further from the other inputs' than one "
-                 "timeline of int64 ns holds; left out\n",
-                 kept[drop].path.c_str(), static_cast<long long>(start[drop]));
-    had_problems = true;
-    kept.erase(kept.begin() + static_cast<ptrdiff_t>(drop));
-    start.erase(start.begin() + static_cast<ptrdiff_t>(drop));
-    host_shift.erase(host_shift.begin() + static_cast<ptrdiff_t>(drop));
-  }
+  // Each input's clock base on the merged timeline's clock, and what --align-hosts moved it by.
+  std::vector<int64_t> host_shift;
+  const std::vector<int64_t> start = PlaceOnOneClock(options, &kept, &host_shift, &had_problems);
   int64_t base = start.front();
   uint64_t input_bytes = 0, estimate = 0;
   for (size_t i = 0; i < kept.size(); ++i) {
