@@ -132,8 +132,11 @@ test: test-bins
 	@test/run_tests.sh $(TEST_BINS)
 
 TSAN_TEST_BINS = $(filter-out $(TSAN_SKIPPED_TEST_BINS),$(TEST_BINS))
+# The TSan tree's suites run the plain tree's single-threaded tools (test/module.mk): it does not
+# build its own.
+SINGLE_THREADED_TOOL_BINS := $(KATRACE_CHECK_BIN) $(KATRACE_MERGE_BIN) $(KATRACE_STATS_BIN)
 .PHONY: tsan-test-bins tsan-test
-tsan-test-bins: $(ALL_TARGETS) $(TSAN_TEST_BINS)
+tsan-test-bins: $(filter-out $(SINGLE_THREADED_TOOL_BINS),$(ALL_TARGETS)) $(TSAN_TEST_BINS)
 
 tsan-test: tsan-test-bins
 	@test/run_tests.sh $(TSAN_TEST_BINS)
@@ -143,23 +146,25 @@ tsan-test: tsan-test-bins
 # -j1). The sanitizer runs of the long tests are scaled down by test/run_tests.sh. -g1 (line
 # tables only) still gives every sanitizer report its file:line and builds about a quarter faster
 # than -g.
-# Their suites validate traces with the plain tree's katrace-check (test/plugin.mk says why), so
-# that is built first.
+# Their suites validate traces with the plain tree's katrace-check (test/plugin.mk says why), and
+# the TSan tree's run the plain tree's single-threaded tools (test/module.mk), so those are built
+# first.
 SAN_VALIDATION = VALIDATION_CHECKER=$(abspath $(KATRACE_CHECK_BIN))
-TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g1" NVCC_SKIP=1 $(SAN_VALIDATION)
+TSAN_MAKE = $(MAKE) BUILD=build/tsan SAN=thread OPT="-O1 -g1" NVCC_SKIP=1 $(SAN_VALIDATION) \
+    SUITE_TOOLS_DIR=$(BUILD)/bin
 ASAN_MAKE = $(MAKE) BUILD=build/asan SAN=address,undefined OPT="-O1 -g1" TEST_OPT="-O0 -g1" NVCC_SKIP=1 $(SAN_VALIDATION)
 
 bench: $(ALL_TARGETS) $(BENCH_BINS) $(TEST_BINS)
 	bench/run_benchmarks.sh $(BUILD)
 
-tsan: $(KATRACE_CHECK_BIN)
+tsan: $(SINGLE_THREADED_TOOL_BINS)
 	+$(TSAN_MAKE) tsan-test
 
 asan: $(KATRACE_CHECK_BIN)
 	+$(ASAN_MAKE) test
 
 .PHONY: tsan-bins asan-bins
-tsan-bins: $(KATRACE_CHECK_BIN)
+tsan-bins: $(SINGLE_THREADED_TOOL_BINS)
 	+$(TSAN_MAKE) tsan-test-bins
 
 asan-bins: $(KATRACE_CHECK_BIN)

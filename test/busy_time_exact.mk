@@ -6,7 +6,7 @@ include tools/common/objs.mk
 BUSY_TIME_EXACT_TEST := $(BUILD)/test/test_busy_time_exact
 BUSY_TIME_EXACT_TEST_OBJS := $(BUILD)/obj/test/test_busy_time_exact.o $(BUILD)/obj/test/support/tool_runner.o
 
-$(BUSY_TIME_EXACT_TEST): $(BUSY_TIME_EXACT_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(BUILD)/bin/katrace-stats
+$(BUSY_TIME_EXACT_TEST): $(BUSY_TIME_EXACT_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(SUITE_TOOLS_DIR)/katrace-stats
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz
 

@@ -4,7 +4,7 @@ CHECK_RULES_TEST := $(BUILD)/test/test_check_rules
 CHECK_RULES_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_check_rules*.cc)) \
     $(BUILD)/obj/test/support/tool_runner.o
 
-$(CHECK_RULES_TEST): $(CHECK_RULES_TEST_OBJS) $(BUILD)/bin/katrace-check
+$(CHECK_RULES_TEST): $(CHECK_RULES_TEST_OBJS) $(SUITE_TOOLS_DIR)/katrace-check
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS)
 

@@ -6,7 +6,7 @@ EXPORT_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_export
     $(BUILD)/obj/test/support/spool_builder.o $(BUILD)/obj/test/support/trace_validation.o \
     $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/subprocess.o
 
-$(EXPORT_TEST): $(EXPORT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(BUILD)/bin/katrace-export $(BUILD)/bin/katrace-check
+$(EXPORT_TEST): $(EXPORT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(BUILD)/bin/katrace-export $(SUITE_TOOLS_DIR)/katrace-check
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) $(EXPORT_LIB_LIBS) -ldl
 

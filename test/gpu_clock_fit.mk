@@ -5,7 +5,7 @@ GPU_CLOCK_FIT_TEST_OBJS := $(BUILD)/obj/test/test_gpu_clock_fit.o $(BUILD)/obj/t
     $(BUILD)/obj/test/support/trace_validation.o $(BUILD)/obj/test/support/plugin_harness.o \
     $(BUILD)/obj/test/support/subprocess.o
 
-$(GPU_CLOCK_FIT_TEST): $(GPU_CLOCK_FIT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(SIM_BIN) $(PLUGIN_SO) $(BUILD)/bin/katrace-check
+$(GPU_CLOCK_FIT_TEST): $(GPU_CLOCK_FIT_TEST_OBJS) $(EXPORT_LIB_OBJS) | $(SIM_BIN) $(PLUGIN_SO) $(SUITE_TOOLS_DIR)/katrace-check
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) $(EXPORT_LIB_LIBS) -ldl
 

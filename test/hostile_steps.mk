@@ -11,7 +11,7 @@ $(HOSTILE_STEPS_OBJS): CPPFLAGS += $(STEP_RING_CPPFLAGS)
 
 # The plugin half dlopens the plugin and validates its trace with katrace-check.
 $(HOSTILE_STEPS_TEST): $(HOSTILE_STEPS_OBJS) $(HOSTILE_STEPS_SUPPORT_OBJS) $(DRAIN_LIB) | \
-    $(PLUGIN_SO) $(KATRACE_CHECK_BIN)
+    $(PLUGIN_SO) $(SUITE_TOOLS_DIR)/katrace-check
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(GTEST_LIBS) -lz -ldl
 

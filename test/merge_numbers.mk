@@ -6,7 +6,7 @@ MERGE_NUMBERS_TEST := $(BUILD)/test/test_merge_numbers
 MERGE_NUMBERS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_merge_numbers*.cc)) \
     $(BUILD)/obj/test/support/tool_runner.o
 
-$(MERGE_NUMBERS_TEST): $(MERGE_NUMBERS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(BUILD)/bin/katrace-merge
+$(MERGE_NUMBERS_TEST): $(MERGE_NUMBERS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(SUITE_TOOLS_DIR)/katrace-merge
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz
 

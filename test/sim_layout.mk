@@ -2,7 +2,7 @@
 # The export's layout on traces the real plugin writes through katrace-sim: no overflow, no false
 # nesting (checked from the ids), one Perfetto process per rank.
 $(BUILD)/test/test_layout_on_sim: $(BUILD)/obj/test/test_layout_on_sim.o $(TEST_SUPPORT_OBJS) \
-    | $(PLUGIN_SO) $(BUILD)/bin/katrace-sim $(BUILD)/bin/katrace-check
+    | $(PLUGIN_SO) $(BUILD)/bin/katrace-sim $(SUITE_TOOLS_DIR)/katrace-check
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz -ldl
 

@@ -7,7 +7,7 @@ STATS_NUMBERS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test
     $(filter-out %/main.o,$(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard tools/stats/*.cc))) \
     $(BUILD)/obj/test/support/tool_runner.o
 
-$(STATS_NUMBERS_TEST): $(STATS_NUMBERS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(BUILD)/bin/katrace-stats
+$(STATS_NUMBERS_TEST): $(STATS_NUMBERS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(SUITE_TOOLS_DIR)/katrace-stats
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(filter %.o,$^) $(GTEST_LIBS) -lz
 

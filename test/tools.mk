@@ -7,7 +7,7 @@ TRACE_TOOLS_TEST := $(BUILD)/test/test_trace_tools
 TRACE_TOOLS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_trace_tools*.cc)) \
     $(BUILD)/obj/test/support/synthetic_trace.o $(BUILD)/obj/test/support/subprocess.o \
     $(BUILD)/obj/test/support/tool_runner.o
-TRACE_TOOLS_BINS := $(BUILD)/bin/katrace-check $(BUILD)/bin/katrace-merge $(BUILD)/bin/katrace-stats \
+TRACE_TOOLS_BINS := $(SUITE_TOOLS_DIR)/katrace-check $(SUITE_TOOLS_DIR)/katrace-merge $(SUITE_TOOLS_DIR)/katrace-stats \
     $(BUILD)/bin/katrace-export
 
 $(TRACE_TOOLS_TEST): $(TRACE_TOOLS_TEST_OBJS) $(KATRACE_TOOLS_COMMON_OBJS) $(TRACE_TOOLS_BINS)

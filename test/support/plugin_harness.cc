@@ -36,7 +36,12 @@ std::string PluginPath() {
   return env != nullptr ? env : BuildDir() + "/libnccl-profiler-katrace.so";
 }
 
-std::string ToolPath(const std::string& name) { return BuildDir() + "/bin/" + name; }
+// katrace-sim and katrace-export run threads: this tree's. The other tools run on one thread and
+// come from SUITE_TOOLS_DIR (test/module.mk says why).
+std::string ToolPath(const std::string& name) {
+  const bool threaded = name == "katrace-sim" || name == "katrace-export";
+  return threaded ? BuildDir() + "/bin/" + name : std::string(KATRACE_SUITE_TOOLS_DIR) + "/" + name;
+}
 
 std::string BuildPath(const std::string& relative) { return BuildDir() + "/" + relative; }
 

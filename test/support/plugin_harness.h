@@ -17,7 +17,8 @@ namespace katrace_test {
 
 // Path of the plugin built next to the test binary ($(BUILD)/libnccl-profiler-katrace.so).
 std::string PluginPath();
-// Path of a tool binary in $(BUILD)/bin, e.g. ToolPath("katrace-check").
+// Path of a tool binary, e.g. ToolPath("katrace-check"): $(BUILD)/bin's, or for the tools that run
+// on one thread SUITE_TOOLS_DIR's (test/module.mk).
 std::string ToolPath(const std::string& name);
 // Path of anything else under $(BUILD), e.g. BuildPath("test/libnvtx-recorder.so").
 std::string BuildPath(const std::string& relative);
