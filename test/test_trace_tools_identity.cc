@@ -232,5 +232,81 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
   EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
+// A merged trace merged again beside one of its own inputs: that input's ranks are already in it
+// and are left out (before, they came in a second time, each moved to a free pid), whatever the
+// order on the command line, through a pid the first merge moved, through a merge of a merge, and
+// from a .pftrace. A rank the merged trace does not hold still comes in.
+TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
+  SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
+  r1.host = r0.host;
+  r1.os_pid = r0.os_pid;
+  r1.base_realtime_ns = r0.base_realtime_ns;
+  r0.pid = 0;
+  r1.pid = 1;
+  const std::string both = Write("both.json", {r0, r1});
+  SyntheticRankOptions stray = Rank(1, 2);
+  stray.comm_hash = 0x5555666677778888;
+  const std::string lone = Write("lone.json", {stray});
+  const std::string merged = (dir_ / "m.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone).exit_code, 0);
+  ASSERT_EQ(Read(merged).Pids(), (std::set<int64_t>{0, 1, 2}));  // lone's pid 1 moved to 2
+
+  auto merge = [&](const std::string& name, const std::string& args) {
+    const std::string out = (dir_ / name).string();
+    const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + args);
+    EXPECT_EQ(r.exit_code, 1) << "the merged trace is not all of its inputs: " << r.output;
+    EXPECT_EQ(r.output.find(" is in "), std::string::npos) << "no rank moved: " << r.output;
+    return std::make_pair(Read(out), r.output);
+  };
+  for (const std::string& args : {merged + " " + both, both + " " + merged}) {
+    const auto [out, said] = merge("again.json", args);
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2})) << args;
+    EXPECT_EQ(out.Count("Coll"), 9u) << args;
+    EXPECT_NE(said.find(both + ": rank 0 (node0, os pid 1000) is already in " + merged + "; left out"),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find(both + ": rank 1 (node0, os pid 1000) is already in " + merged + "; left out"),
+              std::string::npos)
+        << said;
+  }
+  {
+    const auto [out, said] = merge("moved.json", merged + " " + lone);
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2}));
+    EXPECT_EQ(out.Count("Coll"), 9u);
+    EXPECT_NE(said.find(lone + ": rank 1 (node1, os pid 1001) is already in"), std::string::npos) << said;
+  }
+  // A merge of the merged trace, then that beside the lone rank.
+  SyntheticRankOptions third = stray;
+  third.host = "node7";
+  const std::string nested = (dir_ / "nested.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + nested + " " + merged + " " + Write("third.json", {third}))
+                .exit_code,
+            0);
+  {
+    const auto [out, said] = merge("deep.json", nested + " " + lone);
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(out.Count("Coll"), 12u);
+  }
+  // Only rank 0 of the two-rank file was merged: its rank 1 comes in beside it.
+  const std::string half = (dir_ / "half.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "--ranks 0 -o " + half + " " + both).exit_code, 0);
+  {
+    const auto [out, said] = merge("half_again.json", half + " " + both);
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1}));
+    EXPECT_EQ(out.Count("Coll"), 6u);
+    EXPECT_EQ(Occurrences(said, "is already in"), 1u) << said;
+    const ToolResult check = RunTool("katrace-check", (dir_ / "half_again.json").string());
+    EXPECT_EQ(check.exit_code, 0) << check.output;
+  }
+  // The merged trace as a .pftrace.
+  const std::string pftrace = (dir_ / "m.pftrace").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + pftrace + " " + both + " " + lone).exit_code, 0);
+  {
+    const auto [out, said] = merge("from_pftrace.pftrace", pftrace + " " + both);
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2}));
+    EXPECT_EQ(Occurrences(said, "is already in " + pftrace), 2u) << said;
+  }
+}
+
 }  // namespace
 }  // namespace katrace::tools

@@ -19,16 +19,19 @@ class EventRewriter {
  public:
   // The merged pid of one of this file's pids.
   using PidMap = std::function<int64_t(int64_t)>;
-  // Whether one of this file's pids is in the merged trace (--ranks).
+  // Whether one of this file's pids is in the merged trace (--ranks, and not already in another
+  // input).
   using PidFilter = std::function<bool(int64_t)>;
   // |input| numbers the file among the merge's inputs (flow ids are made unique with it);
   // |offset_ns| = this file's base_realtime_ns - |merged_base_realtime_ns|; |keep_pid| (null:
-  // every pid) says which ranks a restated header still lists.
+  // every pid) says which ranks the merged trace holds, and a restated header still lists.
   EventRewriter(int64_t input, int64_t offset_ns, int64_t merged_base_realtime_ns, PidMap pid_map,
                 PidFilter keep_pid = nullptr)
       : input_(input), offset_ns_(offset_ns), merged_base_realtime_ns_(merged_base_realtime_ns),
         pid_map_(std::move(pid_map)), keep_pid_(std::move(keep_pid)) {}
 
+  // Whether the merged trace holds this file's |pid| (--ranks, and not already in another input).
+  bool KeepsPid(int64_t pid) const { return !keep_pid_ || keep_pid_(pid); }
   // The event's span on the merged timeline; false when it has no usable ts.
   bool MergedSpan(const Json& event, int64_t* start_ns, int64_t* end_ns) const;
   // Appends the rewritten event (one line, no separator) to |out|.

@@ -19,7 +19,6 @@ class EventSelection {
  public:
   explicit EventSelection(const MergeOptions& options) : options_(options) {}
 
-  bool KeepRank(int64_t pid) const { return options_.ranks.Contains(pid); }
   bool has_window() const { return options_.from_ns.has_value() || options_.to_ns.has_value(); }
   bool KeepsFlows() const { return KeepsKind("flow"); }
   // |ph|, |cat| and |name| of the event; the span [start, end] on the merged timeline (end =

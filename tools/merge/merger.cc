@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
+#include "tools/merge/captured_ranks.h"
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
 #include "tools/merge/merged_footer.h"
@@ -29,6 +31,8 @@ struct Input {
   std::string path;
   TraceHeader header;
   uint64_t file_size = 0;
+  // Its pids that a merged input beside it already holds (see LeaveOutRanksMergedBeside).
+  std::set<int64_t> merged_beside;
 };
 
 uint64_t FileSize(const std::string& path) {
@@ -96,7 +100,7 @@ class FlowWindowPass : public TraceVisitor {
     int64_t start = 0, end = 0, pid = 0;
     uint64_t key = 0;
     const Json* pid_value = Field(event.json, "pid");
-    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !selection_.KeepRank(pid) ||
+    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !rewriter_.KeepsPid(pid) ||
         !rewriter_.MergedSpan(event.json, &start, &end) || !selection_.InWindow(start, end) ||
         !FlowKeyOf(event.json, &key)) {
       return true;
@@ -129,7 +133,7 @@ class FlowPlanPass : public TraceVisitor {
     uint64_t tid = 0;
     const Json* pid_value = Field(json, "pid");
     const Json* tid_value = Field(json, "tid");
-    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !selection_.KeepRank(pid) ||
+    if (pid_value == nullptr || !AsInt64(*pid_value, &pid) || !rewriter_.KeepsPid(pid) ||
         tid_value == nullptr || !AsUint64(*tid_value, &tid) ||
         !rewriter_.MergedSpan(json, &start, &end) ||
         !selection_.Keep(ph[0], StringField(json, "cat"), StringField(json, "name"), start, end)) {
@@ -165,7 +169,7 @@ class WritePass : public TraceVisitor {
     int64_t pid = 0;
     const Json* pid_value = Field(json, "pid");
     if (pid_value != nullptr && AsInt64(*pid_value, &pid)) {
-      if (!selection_.KeepRank(pid)) return true;
+      if (!rewriter_.KeepsPid(pid)) return true;
       ++of_selected_ranks_;
     }
     const std::string ph = StringField(json, "ph");
@@ -255,6 +259,55 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
+// A merged trace merged again beside one of its own inputs (or a copy of one) would hold that
+// input's ranks twice, each under a pid of its own. The ranks that a merged input already holds
+// (its footer says which, by capture: captured_ranks.h) are left out of each per-rank input, one
+// line each; an input left with no rank is left out whole. Reading a merged input's footer takes
+// a pass over it, made only when per-rank inputs are beside it.
+void LeaveOutRanksMergedBeside(std::vector<Input>* kept, bool* had_problems) {
+  const bool mixed =
+      std::any_of(kept->begin(), kept->end(), [](const Input& k) { return k.header.rebased; }) &&
+      std::any_of(kept->begin(), kept->end(), [](const Input& k) { return !k.header.rebased; });
+  if (!mixed) return;
+  struct FooterPass : TraceVisitor {
+    bool OnEvent(const TraceEvent& /*event*/) override { return true; }
+    void OnOtherData(const Json& other_data) override {
+      if (const Json* katrace = Field(other_data, "katrace")) footer = *katrace;
+    }
+    Json footer;
+  };
+  std::vector<std::pair<const Input*, std::set<CapturedRank>>> merged;
+  for (const Input& input : *kept) {
+    if (!input.header.rebased) continue;
+    FooterPass pass;
+    ReadOptions options;
+    options.tool = "katrace-merge";
+    ReadTrace(input.path, &pass, options);
+    if (pass.footer.is_object()) merged.emplace_back(&input, CapturedRanksOfMerged(pass.footer));
+  }
+  for (Input& input : *kept) {
+    if (input.header.rebased) continue;
+    for (const CapturedRank& rank : CapturedRanksOf(input.header)) {
+      for (const auto& [holder, ranks] : merged) {
+        if (ranks.count(rank) == 0) continue;
+        std::fprintf(stderr,
+                     "katrace-merge: %s: rank %lld (%s, os pid %lld) is already in %s; left out\n",
+                     input.path.c_str(), static_cast<long long>(rank.pid), rank.host.c_str(),
+                     static_cast<long long>(rank.os_pid), holder->path.c_str());
+        input.merged_beside.insert(rank.pid);
+        *had_problems = true;
+        break;
+      }
+    }
+  }
+  kept->erase(std::remove_if(kept->begin(), kept->end(),
+                             [](const Input& k) {
+                               return !k.merged_beside.empty() &&
+                                      k.merged_beside.size() == k.header.Pids().size();
+                             }),
+              kept->end());
+}
+
 // Each kept input's clock base on the merged timeline's clock: its own, or moved with its host
 // under --align-hosts (|host_shift|: by how much). Clock bases further apart than an int64_t of ns
 // cannot share one timeline (a corrupt or hostile header): the input furthest from the others'
@@ -309,7 +362,7 @@ int RunMerge(const MergeOptions& options) {
       had_problems = true;
       continue;
     }
-    inputs.push_back(Input{path, probe.header, FileSize(path)});
+    inputs.push_back(Input{path, probe.header, FileSize(path), {}});
   }
   std::stable_sort(inputs.begin(), inputs.end(),
                    [](const Input& a, const Input& b) { return a.header.rank < b.header.rank; });
@@ -352,6 +405,7 @@ int RunMerge(const MergeOptions& options) {
     }
     kept.push_back(input);
   }
+  LeaveOutRanksMergedBeside(&kept, &had_problems);
   if (kept.empty()) {
     std::fprintf(stderr, "katrace-merge: nothing to merge%s\n",
                  inputs.empty() ? "" : " (no input matches --ranks)");
@@ -426,12 +480,15 @@ int RunMerge(const MergeOptions& options) {
   }
   for (size_t i = 0; i < kept.size(); ++i) {
     const Input& input = kept[i];
+    auto keeps_pid = [&](int64_t pid) {
+      return options.ranks.Contains(pid) && input.merged_beside.count(pid) == 0;
+    };
     // One line per remap, naming both files, the first time an event of the rank is written.
     auto pid_of = [&, i](int64_t pid) {
       // A rank --ranks leaves out gets no pid of the merged trace (the rewriter leaves it out of
       // the headers too): it neither takes a free pid nor shows in the footer's ranks, pids and
       // pid_remap, and no line reports a move of it.
-      if (!options.ranks.Contains(pid)) return pid;
+      if (!keeps_pid(pid)) return pid;
       const PidAssigner::Mapping m = pids.Map(i, pid);
       if (m.remapped && m.first_time) {
         const Input& holder = kept[m.holder];
@@ -451,8 +508,7 @@ int RunMerge(const MergeOptions& options) {
                    static_cast<long long>(input.header.rank), input.path.c_str());
     }
     const int64_t offset = start[i] - base;
-    EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of,
-                           [&](int64_t pid) { return options.ranks.Contains(pid); });
+    EventRewriter rewriter(static_cast<int64_t>(i), offset, base, pid_of, keeps_pid);
     FlowWindow window;
     FlowPlan plan;
     // Where --kinds may leave out the slice at one end of an arrow, JSON keeps only the arrows

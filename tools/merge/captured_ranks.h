@@ -1,0 +1,41 @@
+// Ranks named by the capture that wrote them: the process (host, OS pid, clock base) and the
+// rank's pid in that process's own trace. A merged trace's pids are its own (the merge may have
+// moved a rank to a free pid), so two files are compared by these names, not by pid: a per-rank
+// trace merged again beside a merged trace that already holds it would otherwise be in the
+// result twice, under two pids.
+#ifndef KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
+#define KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "tools/common/json_fields.h"
+#include "tools/common/trace_header.h"
+
+namespace katrace::tools {
+
+struct CapturedRank {
+  std::string host;
+  int64_t os_pid = 0;
+  int64_t base_realtime_ns = 0;
+  int64_t pid = 0;  // in the capture's own trace
+
+  bool operator<(const CapturedRank& other) const {
+    return std::tie(host, os_pid, base_realtime_ns, pid) <
+           std::tie(other.host, other.os_pid, other.base_realtime_ns, other.pid);
+  }
+};
+
+// The ranks of one capture's own (not merged) trace, from its header.
+std::set<CapturedRank> CapturedRanksOf(const TraceHeader& header);
+
+// The ranks a merged trace holds, from its footer (otherData.katrace): each input's pids, moved
+// back where the merge moved them (`pid_remap`), named by that input's footer; an input that was
+// itself a merged trace is followed down. Entries without the fields are skipped.
+std::set<CapturedRank> CapturedRanksOfMerged(const Json& merged_footer);
+
+}  // namespace katrace::tools
+
+#endif  // KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
