@@ -234,8 +234,8 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
 
 // A merged trace merged again beside one of its own inputs: that input's ranks are already in it
 // and are left out (before, they came in a second time, each moved to a free pid), whatever the
-// order on the command line, through a pid the first merge moved, through a merge of a merge, and
-// from a .pftrace. A rank the merged trace does not hold still comes in.
+// order on the command line, through a pid the first merge moved, through a merge of a merge, from
+// a .pftrace, and between two merged traces. A rank the merged trace does not hold still comes in.
 TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
   SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
   r1.host = r0.host;
@@ -251,11 +251,11 @@ TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
   ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone).exit_code, 0);
   ASSERT_EQ(Read(merged).Pids(), (std::set<int64_t>{0, 1, 2}));  // lone's pid 1 moved to 2
 
-  auto merge = [&](const std::string& name, const std::string& args) {
+  auto merge = [&](const std::string& name, const std::string& args, size_t moves = 0) {
     const std::string out = (dir_ / name).string();
     const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + args);
     EXPECT_EQ(r.exit_code, 1) << "the merged trace is not all of its inputs: " << r.output;
-    EXPECT_EQ(r.output.find(" is in "), std::string::npos) << "no rank moved: " << r.output;
+    EXPECT_EQ(Occurrences(r.output, " is in "), moves) << "ranks moved to a free pid: " << r.output;
     return std::make_pair(Read(out), r.output);
   };
   for (const std::string& args : {merged + " " + both, both + " " + merged}) {
@@ -286,6 +286,19 @@ TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
     const auto [out, said] = merge("deep.json", nested + " " + lone);
     EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
     EXPECT_EQ(out.Count("Coll"), 12u);
+  }
+  // Two merged traces that share the lone rank: the first keeps it, the second's pid of it is
+  // left out and the rest of the second comes in.
+  const std::string other = (dir_ / "other.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + other + " " + lone + " " + (dir_ / "third.json").string())
+                .exit_code,
+            0);
+  {
+    const auto [out, said] = merge("two_merged.json", merged + " " + other, 1);  // node7's rank
+    EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(out.Count("Coll"), 12u);
+    EXPECT_NE(said.find(other + ": rank 1 (node1, os pid 1001) is already in " + merged), std::string::npos)
+        << said;
   }
   // Only rank 0 of the two-rank file was merged: its rank 1 comes in beside it.
   const std::string half = (dir_ / "half.json").string();

@@ -22,26 +22,30 @@ int64_t InputPid(const Json& input, int64_t pid) {
   return pid;
 }
 
-// The ranks of |footer|'s file: of its pids, those in |kept| (null: all of them; a merge that took
-// this file in with --ranks kept only some).
-void AddMerged(const Json& footer, const std::set<int64_t>* kept, int depth,
-               std::set<CapturedRank>* ranks) {
+// The ranks of |footer|'s file, each with its pid in the outermost file: |to_top| maps this
+// file's pids there (null: this file is the outermost); a pid it lacks is not held there (a merge
+// that took this file in with --ranks kept only some).
+void AddMerged(const Json& footer, const std::map<int64_t, int64_t>* to_top, int depth,
+               std::map<CapturedRank, int64_t>* ranks) {
   const Json* inputs = Field(footer, "inputs");
   if (depth > kMaxNesting || inputs == nullptr || !inputs->is_array()) return;
   for (const Json& input : *inputs) {
     const Json* part = input.is_object() ? Field(input, "footer") : nullptr;
     const Json* pids = part != nullptr ? Field(input, "pids") : nullptr;
     if (part == nullptr || !part->is_object() || pids == nullptr || !pids->is_array()) continue;
-    // This input's pids as its own file had them, where this file still holds them.
-    std::set<int64_t> own;
+    // This input's pids as its own file had them -> the outermost file's.
+    std::map<int64_t, int64_t> own_to_top;
     for (const Json& pid : *pids) {
-      int64_t merged = 0;
-      if (AsInt64(pid, &merged) && (kept == nullptr || kept->count(merged) != 0)) {
-        own.insert(InputPid(input, merged));
+      int64_t here = 0;
+      if (!AsInt64(pid, &here)) continue;
+      if (to_top == nullptr) {
+        own_to_top[InputPid(input, here)] = here;
+      } else if (auto top = to_top->find(here); top != to_top->end()) {
+        own_to_top[InputPid(input, here)] = top->second;
       }
     }
     if (StringField(*part, "format") == kMergedFormat) {
-      AddMerged(*part, &own, depth + 1, ranks);
+      AddMerged(*part, &own_to_top, depth + 1, ranks);
       continue;
     }
     CapturedRank rank;
@@ -53,25 +57,25 @@ void AddMerged(const Json& footer, const std::set<int64_t>* kept, int depth,
       continue;
     }
     rank.host = host->get<std::string>();
-    for (int64_t pid : own) {
-      rank.pid = pid;
-      ranks->insert(rank);
+    for (const auto& [own, top] : own_to_top) {
+      rank.pid = own;
+      ranks->emplace(rank, top);
     }
   }
 }
 
 }  // namespace
 
-std::set<CapturedRank> CapturedRanksOf(const TraceHeader& header) {
-  std::set<CapturedRank> ranks;
+std::map<CapturedRank, int64_t> CapturedRanksOf(const TraceHeader& header) {
+  std::map<CapturedRank, int64_t> ranks;
   for (int64_t pid : header.Pids()) {
-    ranks.insert(CapturedRank{header.host, header.os_pid, header.base_realtime_ns, pid});
+    ranks.emplace(CapturedRank{header.host, header.os_pid, header.base_realtime_ns, pid}, pid);
   }
   return ranks;
 }
 
-std::set<CapturedRank> CapturedRanksOfMerged(const Json& merged_footer) {
-  std::set<CapturedRank> ranks;
+std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer) {
+  std::map<CapturedRank, int64_t> ranks;
   AddMerged(merged_footer, nullptr, 0, &ranks);
   return ranks;
 }

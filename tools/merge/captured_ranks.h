@@ -1,13 +1,13 @@
 // Ranks named by the capture that wrote them: the process (host, OS pid, clock base) and the
 // rank's pid in that process's own trace. A merged trace's pids are its own (the merge may have
-// moved a rank to a free pid), so two files are compared by these names, not by pid: a per-rank
-// trace merged again beside a merged trace that already holds it would otherwise be in the
-// result twice, under two pids.
+// moved a rank to a free pid), so files are compared by these names, not by pid: a trace merged
+// again beside a merged trace that already holds its ranks (or two merged traces that share some)
+// would otherwise put those ranks in the result twice, under two pids.
 #ifndef KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
 #define KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
 
 #include <cstdint>
-#include <set>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -28,13 +28,14 @@ struct CapturedRank {
   }
 };
 
-// The ranks of one capture's own (not merged) trace, from its header.
-std::set<CapturedRank> CapturedRanksOf(const TraceHeader& header);
+// The ranks of one capture's own (not merged) trace, from its header, each with its pid there.
+std::map<CapturedRank, int64_t> CapturedRanksOf(const TraceHeader& header);
 
-// The ranks a merged trace holds, from its footer (otherData.katrace): each input's pids, moved
-// back where the merge moved them (`pid_remap`), named by that input's footer; an input that was
-// itself a merged trace is followed down. Entries without the fields are skipped.
-std::set<CapturedRank> CapturedRanksOfMerged(const Json& merged_footer);
+// The ranks a merged trace holds, each with its pid in that trace, from its footer
+// (otherData.katrace): each input's pids, moved back where the merge moved them (`pid_remap`),
+// named by that input's footer; an input that was itself a merged trace is followed down.
+// Entries without the fields are skipped.
+std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer);
 
 }  // namespace katrace::tools
 

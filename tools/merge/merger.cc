@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,8 +32,8 @@ struct Input {
   std::string path;
   TraceHeader header;
   uint64_t file_size = 0;
-  // Its pids that a merged input beside it already holds (see LeaveOutRanksMergedBeside).
-  std::set<int64_t> merged_beside;
+  // Its pids whose ranks an earlier input already holds (see LeaveOutRanksHeldElsewhere).
+  std::set<int64_t> held_elsewhere;
 };
 
 uint64_t FileSize(const std::string& path) {
@@ -259,16 +260,17 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
-// A merged trace merged again beside one of its own inputs (or a copy of one) would hold that
-// input's ranks twice, each under a pid of its own. The ranks that a merged input already holds
-// (its footer says which, by capture: captured_ranks.h) are left out of each per-rank input, one
-// line each; an input left with no rank is left out whole. Reading a merged input's footer takes
-// a pass over it, made only when per-rank inputs are beside it.
-void LeaveOutRanksMergedBeside(std::vector<Input>* kept, bool* had_problems) {
-  const bool mixed =
-      std::any_of(kept->begin(), kept->end(), [](const Input& k) { return k.header.rebased; }) &&
-      std::any_of(kept->begin(), kept->end(), [](const Input& k) { return !k.header.rebased; });
-  if (!mixed) return;
+// A merged trace merged again with one of its own inputs (or a copy of one), or two merged traces
+// that share a capture, would hold those ranks twice, each under a pid of its own. Ranks are
+// named by capture (captured_ranks.h; a merged input's footer says which it holds, read in a pass
+// over it, made only when a merged input is among several); the first input to hold a rank keeps
+// it, merged inputs before the others, and it is left out of the rest, one line each. An input
+// left with no rank is left out whole.
+void LeaveOutRanksHeldElsewhere(std::vector<Input>* kept, bool* had_problems) {
+  if (kept->size() < 2 ||
+      std::none_of(kept->begin(), kept->end(), [](const Input& k) { return k.header.rebased; })) {
+    return;
+  }
   struct FooterPass : TraceVisitor {
     bool OnEvent(const TraceEvent& /*event*/) override { return true; }
     void OnOtherData(const Json& other_data) override {
@@ -276,35 +278,35 @@ void LeaveOutRanksMergedBeside(std::vector<Input>* kept, bool* had_problems) {
     }
     Json footer;
   };
-  std::vector<std::pair<const Input*, std::set<CapturedRank>>> merged;
-  for (const Input& input : *kept) {
+  std::map<CapturedRank, const Input*> holder;
+  std::set<const Input*> left_out_whole;
+  auto claim = [&](Input* input, const std::map<CapturedRank, int64_t>& ranks) {
+    size_t held = 0;
+    for (const auto& [rank, pid] : ranks) {
+      auto [at, first] = holder.emplace(rank, input);
+      if (first) continue;
+      std::fprintf(stderr, "katrace-merge: %s: rank %lld (%s, os pid %lld) is already in %s; left out\n",
+                   input->path.c_str(), static_cast<long long>(rank.pid), rank.host.c_str(),
+                   static_cast<long long>(rank.os_pid), at->second->path.c_str());
+      input->held_elsewhere.insert(pid);
+      *had_problems = true;
+      ++held;
+    }
+    if (held > 0 && held == ranks.size()) left_out_whole.insert(input);
+  };
+  for (Input& input : *kept) {
     if (!input.header.rebased) continue;
     FooterPass pass;
     ReadOptions options;
     options.tool = "katrace-merge";
     ReadTrace(input.path, &pass, options);
-    if (pass.footer.is_object()) merged.emplace_back(&input, CapturedRanksOfMerged(pass.footer));
+    if (pass.footer.is_object()) claim(&input, CapturedRanksOfMerged(pass.footer));
   }
   for (Input& input : *kept) {
-    if (input.header.rebased) continue;
-    for (const CapturedRank& rank : CapturedRanksOf(input.header)) {
-      for (const auto& [holder, ranks] : merged) {
-        if (ranks.count(rank) == 0) continue;
-        std::fprintf(stderr,
-                     "katrace-merge: %s: rank %lld (%s, os pid %lld) is already in %s; left out\n",
-                     input.path.c_str(), static_cast<long long>(rank.pid), rank.host.c_str(),
-                     static_cast<long long>(rank.os_pid), holder->path.c_str());
-        input.merged_beside.insert(rank.pid);
-        *had_problems = true;
-        break;
-      }
-    }
+    if (!input.header.rebased) claim(&input, CapturedRanksOf(input.header));
   }
   kept->erase(std::remove_if(kept->begin(), kept->end(),
-                             [](const Input& k) {
-                               return !k.merged_beside.empty() &&
-                                      k.merged_beside.size() == k.header.Pids().size();
-                             }),
+                             [&](const Input& k) { return left_out_whole.count(&k) != 0; }),
               kept->end());
 }
 
@@ -405,7 +407,7 @@ int RunMerge(const MergeOptions& options) {
     }
     kept.push_back(input);
   }
-  LeaveOutRanksMergedBeside(&kept, &had_problems);
+  LeaveOutRanksHeldElsewhere(&kept, &had_problems);
   if (kept.empty()) {
     std::fprintf(stderr, "katrace-merge: nothing to merge%s\n",
                  inputs.empty() ? "" : " (no input matches --ranks)");
@@ -481,7 +483,7 @@ int RunMerge(const MergeOptions& options) {
   for (size_t i = 0; i < kept.size(); ++i) {
     const Input& input = kept[i];
     auto keeps_pid = [&](int64_t pid) {
-      return options.ranks.Contains(pid) && input.merged_beside.count(pid) == 0;
+      return options.ranks.Contains(pid) && input.held_elsewhere.count(pid) == 0;
     };
     // One line per remap, naming both files, the first time an event of the rank is written.
     auto pid_of = [&, i](int64_t pid) {
