@@ -86,6 +86,24 @@ class IdentityTest : public ::testing::Test {
     return o;
   }
 
+  // Ranks 0 and 1 of one process (one host, OS pid and clock base), pids 0 and 1.
+  static std::vector<SyntheticRankOptions> OneProcessOfTwoRanks() {
+    SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
+    r1.host = r0.host;
+    r1.os_pid = r0.os_pid;
+    r1.base_realtime_ns = r0.base_realtime_ns;
+    r0.pid = 0;
+    r1.pid = 1;
+    return {r0, r1};
+  }
+
+  // Rank 1 of another process and communicator: its pid is that of OneProcessOfTwoRanks's rank 1.
+  static SyntheticRankOptions StrayRankOne() {
+    SyntheticRankOptions stray = Rank(1, 2);
+    stray.comm_hash = 0x5555666677778888;
+    return stray;
+  }
+
   std::string Write(const std::string& name, const std::vector<SyntheticRankOptions>& ranks) {
     const std::string path = (dir_ / name).string();
     std::string error;
@@ -199,15 +217,8 @@ TEST_F(IdentityTest, MergeMovesACollidingPidInsteadOfDroppingAFile) {
 // A file of two ranks against a file that claims one of its pids: only that rank moves, and a
 // later merge of the merged file keeps everything apart.
 TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
-  SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
-  r1.host = r0.host;
-  r1.os_pid = r0.os_pid;
-  r1.base_realtime_ns = r0.base_realtime_ns;
-  r0.pid = 0;
-  r1.pid = 1;
-  const std::string both = Write("both.json", {r0, r1});
-  SyntheticRankOptions stray = Rank(1, 2);
-  stray.comm_hash = 0x5555666677778888;
+  const std::string both = Write("both.json", OneProcessOfTwoRanks());
+  const SyntheticRankOptions stray = StrayRankOne();
   const std::string lone = Write("lone.json", {stray});
   const std::string merged = (dir_ / "m.json").string();
   const ToolResult merge = RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone);
@@ -237,15 +248,8 @@ TEST_F(IdentityTest, MergeMovesOnlyTheRankThatCollides) {
 // order on the command line, through a pid the first merge moved, through a merge of a merge, from
 // a .pftrace, and between two merged traces. A rank the merged trace does not hold still comes in.
 TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
-  SyntheticRankOptions r0 = Rank(0, 2), r1 = Rank(1, 2);
-  r1.host = r0.host;
-  r1.os_pid = r0.os_pid;
-  r1.base_realtime_ns = r0.base_realtime_ns;
-  r0.pid = 0;
-  r1.pid = 1;
-  const std::string both = Write("both.json", {r0, r1});
-  SyntheticRankOptions stray = Rank(1, 2);
-  stray.comm_hash = 0x5555666677778888;
+  const std::string both = Write("both.json", OneProcessOfTwoRanks());
+  const SyntheticRankOptions stray = StrayRankOne();
   const std::string lone = Write("lone.json", {stray});
   const std::string merged = (dir_ / "m.json").string();
   ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone).exit_code, 0);
