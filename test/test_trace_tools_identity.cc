@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test/support/subprocess.h"
 #include "test/support/synthetic_trace.h"
 #include "test/support/tool_runner.h"
 #include "tools/common/trace_reader.h"
@@ -323,6 +325,37 @@ TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
     EXPECT_EQ(out.Pids(), (std::set<int64_t>{0, 1, 2}));
     EXPECT_EQ(Occurrences(said, "is already in " + pftrace), 2u) << said;
   }
+}
+
+// A merged input's footer names the ranks it holds; one that lies (wrong types, a remap that is
+// not a list, merges nested past any real depth) names none it cannot read, and the merge goes on
+// as for ranks of another capture: it moves them to free pids.
+TEST_F(IdentityTest, MergeReadsNoRanksFromAMergedInputsHostileFooter) {
+  const std::string both = Write("both.json", OneProcessOfTwoRanks());
+  const std::string merged = (dir_ / "m.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both).exit_code, 0);
+  Json trace = Json::parse(katrace_test::ReadWholeFile(merged));
+  Json& inputs = trace["otherData"]["katrace"]["inputs"];
+  ASSERT_EQ(inputs.size(), 1u);
+  Json deep = inputs[0]["footer"];
+  for (int i = 0; i < 100; ++i) {  // past the merge's 32, within the reader's 512 levels
+    deep = Json{{"format", "katrace-merged"}, {"inputs", Json::array({Json{{"pids", {0, 1}}, {"footer", deep}}})}};
+  }
+  inputs.push_back(Json{{"pids", "0,1"}, {"footer", inputs[0]["footer"]}});
+  inputs.push_back(Json{{"pids", {0, 1}}, {"pid_remap", 7}, {"footer", {{"host", 3}}}});
+  inputs.push_back(Json{{"pids", {0, 1}}, {"footer", deep}});
+  inputs[0]["pids"] = Json::array({"zero", nullptr});
+  const std::string hostile = (dir_ / "hostile.json").string();
+  {
+    std::ofstream out(hostile);
+    out << trace.dump();
+  }
+  const std::string out = (dir_ / "out.json").string();
+  const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + hostile + " " + both);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("already in"), std::string::npos) << r.output;
+  EXPECT_EQ(Occurrences(r.output, " is in "), 2u) << r.output;
+  EXPECT_EQ(Read(out).Pids(), (std::set<int64_t>{0, 1, 2, 3}));
 }
 
 }  // namespace
