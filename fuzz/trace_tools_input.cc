@@ -29,7 +29,7 @@ void RunTraceToolsOnBytes(const uint8_t* data, size_t size) {
 
   StatsOptions stats;
   StatsState state(stats);
-  CollectStats(file.path(), stats, 0, &state);
+  CollectStats(file.path(), stats, 0, {}, &state);
   state.tables.Finish();
   state.stragglers.Finish(state.comm_sizes);
   RenderStats(state, stats);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -356,6 +357,37 @@ TEST_F(IdentityTest, MergeReadsNoRanksFromAMergedInputsHostileFooter) {
   EXPECT_EQ(r.output.find("already in"), std::string::npos) << r.output;
   EXPECT_EQ(Occurrences(r.output, " is in "), 2u) << r.output;
   EXPECT_EQ(Read(out).Pids(), (std::set<int64_t>{0, 1, 2, 3}));
+}
+
+// katrace-stats counts a rank in two inputs once (a file given twice, a merged trace beside one
+// of its own inputs, by the same names as katrace-merge): the later input leaves it out, says
+// so, and the exit status is 1. Before, its events counted twice without a word.
+TEST_F(IdentityTest, StatsCountsARankInTwoInputsOnce) {
+  const std::string both = Write("both.json", OneProcessOfTwoRanks());
+  const std::string lone = Write("lone.json", {StrayRankOne()});
+  const std::string merged = (dir_ / "m.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both + " " + lone).exit_code, 0);
+  // The events the tables count (their first line, "... N events; ..."), and all that was said.
+  auto summary = [&](const std::string& args, int exit_code) {
+    const ToolResult r = RunTool("katrace-stats", "--report host " + args);
+    EXPECT_EQ(r.exit_code, exit_code) << args << ": " << r.output;
+    std::smatch events;
+    EXPECT_TRUE(std::regex_search(r.output, events, std::regex(" ([0-9]+) events;"))) << r.output;
+    return std::make_pair(events.size() > 1 ? events[1].str() : "", r.output);
+  };
+  const std::string alone = summary(merged, 0).first;
+  const std::string two_ranks = summary(both, 0).first;
+  {
+    const auto [events, said] = summary(both + " " + both, 1);
+    EXPECT_EQ(events, two_ranks);
+    EXPECT_NE(said.find("2 files (1 with problems)"), std::string::npos) << said;
+    EXPECT_EQ(Occurrences(said, "is already in " + both + "; left out"), 2u) << said;
+  }
+  for (const std::string& args : {merged + " " + both, both + " " + merged, merged + " " + lone}) {
+    const auto [events, said] = summary(args, 1);
+    EXPECT_EQ(events, alone) << args;
+    EXPECT_NE(said.find("is already in " + merged + "; left out"), std::string::npos) << said;
+  }
 }
 
 }  // namespace

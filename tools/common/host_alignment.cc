@@ -108,14 +108,14 @@ std::vector<HostShift> AlignHosts(const std::vector<HostCollectiveEnds>& hosts) 
   return shifts;
 }
 
-std::vector<int64_t> AlignInputHosts(const std::vector<HostAlignmentInput>& inputs, bool quiet,
+std::vector<int64_t> AlignInputHosts(const std::vector<TraceInput>& inputs, bool quiet,
                                      const ReadOptions& read_options, bool* unaligned) {
   const char* tool = read_options.tool.c_str();
   std::vector<int64_t> shift(inputs.size(), 0);
   std::vector<HostCollectiveEnds> hosts;
   std::vector<int> host_of(inputs.size(), -1);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const HostAlignmentInput& input = inputs[i];
+    const TraceInput& input = inputs[i];
     if (input.header.rebased) {
       std::fprintf(stderr, "%s: --align-hosts: %s is a merged trace; its times are kept as they are\n", tool,
                    input.path.c_str());

@@ -74,18 +74,13 @@ constexpr size_t kMinSharedCollectives = 3;
 std::vector<HostShift> AlignHosts(const std::vector<HostCollectiveEnds>& hosts);
 
 // One input of a tool run with --align-hosts: its path and its header (the first rank's).
-struct HostAlignmentInput {
-  std::string path;
-  TraceHeader header;
-};
-
 // --align-hosts: reads every input once more (|read_options| names the tool), groups them by
 // host, aligns the hosts (the first input's is the reference) and returns what each input's
 // times move by. Says on stderr, prefixed with the tool's name, what each host moved by (unless
 // |quiet|) and which it could not align (then |*unaligned| is set, and that host stays as
 // recorded). A merged input holds ranks of several hosts: it is said and stays as it is. Each
 // input's clock base plus its shift is a valid int64_t (an input it would overflow stays put).
-std::vector<int64_t> AlignInputHosts(const std::vector<HostAlignmentInput>& inputs, bool quiet,
+std::vector<int64_t> AlignInputHosts(const std::vector<TraceInput>& inputs, bool quiet,
                                      const ReadOptions& read_options, bool* unaligned);
 
 }  // namespace katrace::tools

@@ -63,6 +63,12 @@ struct HeaderProbe {
 // Reads only as far as traceEvents[0]; cheap even for a huge file.
 HeaderProbe ProbeHeader(const std::string& path);
 
+// One of the traces a tool reads, with its header (ProbeHeader's).
+struct TraceInput {
+  std::string path;
+  TraceHeader header;
+};
+
 }  // namespace katrace::tools
 
 #endif  // KATRACE_TOOLS_COMMON_TRACE_HEADER_H_

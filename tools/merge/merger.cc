@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -18,7 +17,7 @@
 #include "tools/common/progress.h"
 #include "tools/common/trace_header.h"
 #include "tools/common/trace_reader.h"
-#include "tools/merge/captured_ranks.h"
+#include "tools/common/captured_ranks.h"
 #include "tools/merge/event_rewriter.h"
 #include "tools/merge/event_selection.h"
 #include "tools/merge/merged_footer.h"
@@ -260,54 +259,22 @@ class WritePass : public TraceVisitor {
   bool has_footer_ = false;
 };
 
-// A merged trace merged again with one of its own inputs (or a copy of one), or two merged traces
-// that share a capture, would hold those ranks twice, each under a pid of its own. Ranks are
-// named by capture (captured_ranks.h; a merged input's footer says which it holds, read in a pass
-// over it, made only when a merged input is among several); the first input to hold a rank keeps
-// it, merged inputs before the others, and it is left out of the rest, one line each. An input
-// left with no rank is left out whole.
+// A merged trace merged again with one of its own inputs, or two merged traces that share a
+// capture, would hold those ranks twice, each under a pid of its own: the later holders leave
+// them out (captured_ranks.h), and an input left with no rank is left out whole.
 void LeaveOutRanksHeldElsewhere(std::vector<Input>* kept, bool* had_problems) {
-  if (kept->size() < 2 ||
-      std::none_of(kept->begin(), kept->end(), [](const Input& k) { return k.header.rebased; })) {
-    return;
+  if (std::none_of(kept->begin(), kept->end(), [](const Input& k) { return k.header.rebased; })) return;
+  std::vector<TraceInput> inputs;
+  for (const Input& input : *kept) inputs.push_back({input.path, input.header});
+  const std::vector<HeldElsewhere> held = RanksHeldElsewhere(inputs, "katrace-merge");
+  std::vector<Input> still;
+  for (size_t i = 0; i < kept->size(); ++i) {
+    if (!held[i].pids.empty()) *had_problems = true;
+    if (held[i].all) continue;
+    still.push_back(std::move((*kept)[i]));
+    still.back().held_elsewhere = held[i].pids;
   }
-  struct FooterPass : TraceVisitor {
-    bool OnEvent(const TraceEvent& /*event*/) override { return true; }
-    void OnOtherData(const Json& other_data) override {
-      if (const Json* katrace = Field(other_data, "katrace")) footer = *katrace;
-    }
-    Json footer;
-  };
-  std::map<CapturedRank, const Input*> holder;
-  std::set<const Input*> left_out_whole;
-  auto claim = [&](Input* input, const std::map<CapturedRank, int64_t>& ranks) {
-    size_t held = 0;
-    for (const auto& [rank, pid] : ranks) {
-      auto [at, first] = holder.emplace(rank, input);
-      if (first) continue;
-      std::fprintf(stderr, "katrace-merge: %s: rank %lld (%s, os pid %lld) is already in %s; left out\n",
-                   input->path.c_str(), static_cast<long long>(rank.pid), rank.host.c_str(),
-                   static_cast<long long>(rank.os_pid), at->second->path.c_str());
-      input->held_elsewhere.insert(pid);
-      *had_problems = true;
-      ++held;
-    }
-    if (held > 0 && held == ranks.size()) left_out_whole.insert(input);
-  };
-  for (Input& input : *kept) {
-    if (!input.header.rebased) continue;
-    FooterPass pass;
-    ReadOptions options;
-    options.tool = "katrace-merge";
-    ReadTrace(input.path, &pass, options);
-    if (pass.footer.is_object()) claim(&input, CapturedRanksOfMerged(pass.footer));
-  }
-  for (Input& input : *kept) {
-    if (!input.header.rebased) claim(&input, CapturedRanksOf(input.header));
-  }
-  kept->erase(std::remove_if(kept->begin(), kept->end(),
-                             [&](const Input& k) { return left_out_whole.count(&k) != 0; }),
-              kept->end());
+  *kept = std::move(still);
 }
 
 // Each kept input's clock base on the merged timeline's clock: its own, or moved with its host
@@ -318,7 +285,7 @@ std::vector<int64_t> PlaceOnOneClock(const MergeOptions& options, std::vector<In
                                      std::vector<int64_t>* host_shift, bool* had_problems) {
   host_shift->assign(kept->size(), 0);
   if (options.align_hosts) {
-    std::vector<HostAlignmentInput> to_align;
+    std::vector<TraceInput> to_align;
     for (const Input& input : *kept) to_align.push_back({input.path, input.header});
     ReadOptions read_options;
     read_options.tool = "katrace-merge";

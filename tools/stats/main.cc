@@ -5,6 +5,7 @@
 
 #include "common/ends_with.h"
 #include "common/output_file.h"
+#include "tools/common/captured_ranks.h"
 #include "tools/common/host_alignment.h"
 #include "tools/common/trace_header.h"
 #include "tools/stats/hang_merge.h"
@@ -21,25 +22,35 @@ int main(int argc, char** argv) {
   if (options.hang) return MergeHangReports(options.inputs, options.output);
   StatsState state(options);
   bool failed = false;
+  // The inputs' headers; an input without one is read below anyway, which says why.
+  std::vector<TraceInput> probed;
+  std::vector<size_t> probed_index;
+  for (size_t i = 0; (options.align_hosts || options.inputs.size() > 1) && i < options.inputs.size(); ++i) {
+    const HeaderProbe probe = ProbeHeader(options.inputs[i]);
+    if (!probe.found) continue;
+    probed.push_back({options.inputs[i], probe.header});
+    probed_index.push_back(i);
+  }
   std::vector<int64_t> shift(options.inputs.size(), 0);
   if (options.align_hosts) {
-    // Inputs whose header cannot be read stay unmoved; their read below says why.
-    std::vector<HostAlignmentInput> readable;
-    std::vector<size_t> index_of;
-    for (size_t i = 0; i < options.inputs.size(); ++i) {
-      const HeaderProbe probe = ProbeHeader(options.inputs[i]);
-      if (!probe.found) continue;
-      readable.push_back({options.inputs[i], probe.header});
-      index_of.push_back(i);
-    }
     ReadOptions read_options;
     read_options.tool = "katrace-stats";
     read_options.progress_min_bytes = options.progress_min_bytes;
-    const std::vector<int64_t> moved = AlignInputHosts(readable, false, read_options, &failed);
-    for (size_t j = 0; j < moved.size(); ++j) shift[index_of[j]] = moved[j];
+    const std::vector<int64_t> moved = AlignInputHosts(probed, false, read_options, &failed);
+    for (size_t j = 0; j < moved.size(); ++j) shift[probed_index[j]] = moved[j];
   }
+  // A rank in two inputs (a file given twice, a merged trace beside one of its own inputs) counts
+  // once: the later inputs leave it out, and the exit status says the tables are not all inputs.
+  std::vector<HeldElsewhere> held(options.inputs.size());
+  const std::vector<HeldElsewhere> probed_held = RanksHeldElsewhere(probed, "katrace-stats");
+  for (size_t j = 0; j < probed_held.size(); ++j) held[probed_index[j]] = probed_held[j];
   for (size_t i = 0; i < options.inputs.size(); ++i) {
-    failed |= !CollectStats(options.inputs[i], options, shift[i], &state);
+    if (!held[i].pids.empty()) failed = true;
+    if (held[i].all) {
+      ++state.files_failed;
+      continue;
+    }
+    failed |= !CollectStats(options.inputs[i], options, shift[i], held[i].pids, &state);
   }
   // Each unreadable input has had its one line on stderr; tables of nothing would only hide it.
   if (state.files_read == 0 && state.events == 0) return 1;

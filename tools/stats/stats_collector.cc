@@ -2,6 +2,7 @@
 #include "tools/stats/stats_collector.h"
 
 #include <cstdio>
+#include <set>
 
 #include "tools/common/event_times.h"
 #include "tools/common/plural.h"
@@ -11,8 +12,10 @@ namespace {
 
 class StatsCollector : public TraceVisitor {
  public:
-  StatsCollector(const StatsOptions& options, int64_t clock_shift_ns, StatsState* state)
-      : options_(options), state_(state), wants_arrivals_(options.Wants("straggler")), clock_shift_ns_(clock_shift_ns) {}
+  StatsCollector(const StatsOptions& options, int64_t clock_shift_ns, const std::set<int64_t>& left_out_pids,
+                 StatsState* state)
+      : options_(options), state_(state), wants_arrivals_(options.Wants("straggler")), clock_shift_ns_(clock_shift_ns),
+        left_out_pids_(left_out_pids) {}
 
   bool OnEvent(const TraceEvent& event) override {
     const Json& json = event.json;
@@ -32,11 +35,14 @@ class StatsCollector : public TraceVisitor {
       // host's clock under --align-hosts.
       if (__builtin_add_overflow(header_.base_realtime_ns, clock_shift_ns_, &base_ns_)) base_ns_ = header_.base_realtime_ns;
     }
-    ++state_->events;
     // Every Perfetto process is a rank: a file may hold several (two ranks in one OS process, or
     // a merged trace), so ranks are counted by the pids their events are on.
     int64_t pid = header_.rank, comm_rank = -1;
-    if (const Json* v = Field(json, "pid"); v != nullptr && AsInt64(*v, &pid) && pid != last_pid_) {
+    const Json* pid_value = Field(json, "pid");
+    const bool has_pid = pid_value != nullptr && AsInt64(*pid_value, &pid);
+    if (!left_out_pids_.empty() && left_out_pids_.count(pid) != 0) return true;  // an earlier input's
+    ++state_->events;
+    if (has_pid && pid != last_pid_) {
       state_->ranks.insert(pid);
       last_pid_ = pid;
     }
@@ -187,6 +193,7 @@ class StatsCollector : public TraceVisitor {
   // Only the straggler report reads arrivals: the other reports need no sort, nor its spill.
   const bool wants_arrivals_;
   const int64_t clock_shift_ns_;
+  const std::set<int64_t>& left_out_pids_;  // ranks an earlier input holds (RanksHeldElsewhere)
   TraceHeader header_;
   int64_t base_ns_ = 0;  // header_.base_realtime_ns + clock_shift_ns_
   bool has_header_ = false;
@@ -197,8 +204,9 @@ class StatsCollector : public TraceVisitor {
 
 }  // namespace
 
-bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns, StatsState* state) {
-  StatsCollector collector(options, clock_shift_ns, state);
+bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns,
+                  const std::set<int64_t>& left_out_pids, StatsState* state) {
+  StatsCollector collector(options, clock_shift_ns, left_out_pids, state);
   ReadOptions read_options;
   read_options.tool = "katrace-stats";
   read_options.progress_min_bytes = options.progress_min_bytes;

@@ -38,10 +38,11 @@ struct StatsState {
   std::set<std::string> hosts;  // of the files' first ranks
 };
 
-// Reads one file into |state|, its times moved by |clock_shift_ns| (--align-hosts). Returns false
-// (after printing why on stderr) when the file could not be read to the end; what was read before
-// a cut still counts.
-bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns, StatsState* state);
+// Reads one file into |state|, its times moved by |clock_shift_ns| (--align-hosts), without the
+// events of |left_out_pids| (ranks an earlier input holds). Returns false (after printing why on
+// stderr) when the file could not be read to the end; what was read before a cut still counts.
+bool CollectStats(const std::string& path, const StatsOptions& options, int64_t clock_shift_ns,
+                  const std::set<int64_t>& left_out_pids, StatsState* state);
 
 }  // namespace katrace::tools
 

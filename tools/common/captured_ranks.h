@@ -3,13 +3,15 @@
 // moved a rank to a free pid), so files are compared by these names, not by pid: a trace merged
 // again beside a merged trace that already holds its ranks (or two merged traces that share some)
 // would otherwise put those ranks in the result twice, under two pids.
-#ifndef KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
-#define KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
+#ifndef KATRACE_TOOLS_COMMON_CAPTURED_RANKS_H_
+#define KATRACE_TOOLS_COMMON_CAPTURED_RANKS_H_
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tools/common/json_fields.h"
 #include "tools/common/trace_header.h"
@@ -37,6 +39,18 @@ std::map<CapturedRank, int64_t> CapturedRanksOf(const TraceHeader& header);
 // Entries without the fields are skipped.
 std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer);
 
+// What of one input a rank already held by an earlier input leaves out.
+struct HeldElsewhere {
+  std::set<int64_t> pids;  // its pids whose ranks an earlier input holds
+  bool all = false;        // every rank it holds (the input adds nothing)
+};
+
+// For each of |inputs|, its ranks that an input before it already holds, merged inputs counted
+// first (in order), then the others: a rank is kept where it is first held. Each rank left out is
+// said in one stderr line that starts with |tool|. The ranks of a merged input are read from its
+// footer, in a pass over the file, made only when there are several inputs.
+std::vector<HeldElsewhere> RanksHeldElsewhere(const std::vector<TraceInput>& inputs, const std::string& tool);
+
 }  // namespace katrace::tools
 
-#endif  // KATRACE_TOOLS_MERGE_CAPTURED_RANKS_H_
+#endif  // KATRACE_TOOLS_COMMON_CAPTURED_RANKS_H_

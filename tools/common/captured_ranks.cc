@@ -1,4 +1,8 @@
-#include "tools/merge/captured_ranks.h"
+#include "tools/common/captured_ranks.h"
+
+#include <cstdio>
+
+#include "tools/common/trace_reader.h"
 
 namespace katrace::tools {
 namespace {
@@ -78,6 +82,42 @@ std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer)
   std::map<CapturedRank, int64_t> ranks;
   AddMerged(merged_footer, nullptr, 0, &ranks);
   return ranks;
+}
+
+std::vector<HeldElsewhere> RanksHeldElsewhere(const std::vector<TraceInput>& inputs, const std::string& tool) {
+  std::vector<HeldElsewhere> held(inputs.size());
+  if (inputs.size() < 2) return held;
+  struct FooterPass : TraceVisitor {
+    bool OnEvent(const TraceEvent& /*event*/) override { return true; }
+    void OnOtherData(const Json& other_data) override {
+      if (const Json* katrace = Field(other_data, "katrace")) footer = *katrace;
+    }
+    Json footer;
+  };
+  std::map<CapturedRank, size_t> holder;  // -> the input that keeps it
+  auto claim = [&](size_t i, const std::map<CapturedRank, int64_t>& ranks) {
+    for (const auto& [rank, pid] : ranks) {
+      auto [at, first] = holder.emplace(rank, i);
+      if (first) continue;
+      std::fprintf(stderr, "%s: %s: rank %lld (%s, os pid %lld) is already in %s; left out\n", tool.c_str(),
+                   inputs[i].path.c_str(), static_cast<long long>(rank.pid), rank.host.c_str(),
+                   static_cast<long long>(rank.os_pid), inputs[at->second].path.c_str());
+      held[i].pids.insert(pid);
+    }
+    held[i].all = !held[i].pids.empty() && held[i].pids.size() == ranks.size();
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].header.rebased) continue;
+    FooterPass pass;
+    ReadOptions options;
+    options.tool = tool;
+    ReadTrace(inputs[i].path, &pass, options);
+    if (pass.footer.is_object()) claim(i, CapturedRanksOfMerged(pass.footer));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].header.rebased) claim(i, CapturedRanksOf(inputs[i].header));
+  }
+  return held;
 }
 
 }  // namespace katrace::tools
