@@ -306,6 +306,10 @@ TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
     EXPECT_EQ(out.Count("Coll"), 12u);
     EXPECT_NE(said.find(other + ": rank 1 (node1, os pid 1001) is already in " + merged), std::string::npos)
         << said;
+    // A merged trace's header names only its first rank's process: the move names none.
+    EXPECT_NE(said.find("pid 0 is in " + merged + " (a merged trace) and in " + other + " (a merged trace)"),
+              std::string::npos)
+        << said;
   }
   // Only rank 0 of the two-rank file was merged: its rank 1 comes in beside it.
   const std::string half = (dir_ / "half.json").string();

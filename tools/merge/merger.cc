@@ -35,6 +35,13 @@ struct Input {
   std::set<int64_t> held_elsewhere;
 };
 
+// The process that wrote an input, for messages: a merged trace's ranks come from several, and its
+// header names only the first rank's.
+std::string WhoWroteIt(const Input& input) {
+  if (input.header.rebased) return "a merged trace";
+  return input.header.host + ", os pid " + std::to_string(input.header.os_pid);
+}
+
 uint64_t FileSize(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
@@ -462,13 +469,12 @@ int RunMerge(const MergeOptions& options) {
       if (m.remapped && m.first_time) {
         const Input& holder = kept[m.holder];
         std::fprintf(stderr,
-                     "katrace-merge: pid %lld is in %s (%s, os pid %lld) and in %s (%s, os pid "
-                     "%lld): %s keeps pid %lld; %s's pid %lld is pid %lld in the merged trace\n",
-                     static_cast<long long>(pid), holder.path.c_str(), holder.header.host.c_str(),
-                     static_cast<long long>(holder.header.os_pid), input.path.c_str(),
-                     input.header.host.c_str(), static_cast<long long>(input.header.os_pid),
-                     holder.path.c_str(), static_cast<long long>(pid), input.path.c_str(),
-                     static_cast<long long>(pid), static_cast<long long>(m.pid));
+                     "katrace-merge: pid %lld is in %s (%s) and in %s (%s): %s keeps pid %lld; %s's "
+                     "pid %lld is pid %lld in the merged trace\n",
+                     static_cast<long long>(pid), holder.path.c_str(), WhoWroteIt(holder).c_str(),
+                     input.path.c_str(), WhoWroteIt(input).c_str(), holder.path.c_str(),
+                     static_cast<long long>(pid), input.path.c_str(), static_cast<long long>(pid),
+                     static_cast<long long>(m.pid));
       }
       return m.pid;
     };
