@@ -3,11 +3,11 @@
 # "N passed, N failed, N skipped", summed over all binaries. A binary that dies before printing its
 # own summary counts as one failure, so a crash can never pass as "0 failed".
 #
-# The binaries run KATRACE_TEST_JOBS (default: one more than the number of CPUs) at a time, each
-# into its own log; the results are then reported in the order given. One more than the CPUs
-# because many suites spend part of their time waiting (timers, child processes, a watchdog's
-# timeout): on a 2-core machine `make check`'s suites kept 1.5 cores busy with 2 at a time and
-# took 242 s, against 194 s with 3.
+# The binaries run KATRACE_TEST_JOBS (default: the number of CPUs) at a time, each into its own
+# log; the results are then reported in the order given. One more than the CPUs took `make check`'s
+# suites 194 s instead of 242 s on a 2-core machine (many wait on timers and child processes), but
+# the heavier load made a timing-dependent failure of test_summaries show (a send/recv kernel's
+# two KernelCh slices counted as two rows): not the default until that is understood.
 set -u
 passed=0 failed=0 skipped=0
 log_dir="build/test-logs"
@@ -31,7 +31,7 @@ run_one() {
 export -f run_one log_of
 export log_dir
 
-jobs=${KATRACE_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
+jobs=${KATRACE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 for bin in "$@"; do rm -f "$(log_of "$bin").rc"; done
 printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {}
 
