@@ -67,8 +67,9 @@ ActivitySummary::ActivitySummary()
     : host("katrace host-side summary (callback start to stop)", TimeShare::kOfSpan),
       gpu("katrace GPU-side summary (%globaltimer)", TimeShare::kOfSpan),
       cache_(kCacheSize),
-      ring_(kSharedWindow),
-      shared_index_(kSharedIndex, -1) {}
+      ring_(kSharedWindow) {
+  live_shared_.reserve(kSharedWindow);
+}
 
 SummaryTable* ActivitySummary::TableOf(std::string_view category) {
   for (const KindInfo& k : kKindInfo) {
@@ -114,53 +115,44 @@ void ActivitySummary::Add(const ActivitySlice& s) {
   if (t.table != nullptr) t.table->Add(t.row, s.start_ns, s.duration_ns);
 }
 
-void ActivitySummary::AddShared(const ActivitySlice& s) {
-  // The start is compared but not hashed: the plugin and katrace-stats place the same slices on
-  // timelines with different origins, and a hash of the start would make their index collisions,
-  // and so their tables, differ. Slices come in start order, so one kernel's sharers all arrive
-  // before the next kernel of that channel takes the slot.
-  uint64_t h = Hash(s.category, {});
-  for (uint64_t v : {s.comm, static_cast<uint64_t>(s.rank), static_cast<uint64_t>(s.channel), s.duration_ns}) {
+size_t ActivitySummary::SharedKeyHash::operator()(const SharedKey& k) const {
+  uint64_t h = k.collgpu ? 1 : 0;
+  for (uint64_t v : {k.comm, static_cast<uint64_t>(k.rank), static_cast<uint64_t>(k.channel),
+                     static_cast<uint64_t>(k.start_ns), k.duration_ns}) {
     h = Mix(h, v);
   }
-  int32_t& slot = shared_index_[(h >> 40) % kSharedIndex];
-  if (slot >= 0) {
-    Shared& seen = ring_[static_cast<size_t>(slot)];
-    if (seen.live && seen.hash == h && seen.comm == s.comm && seen.rank == s.rank &&
-        seen.channel == s.channel && seen.start_ns == s.start_ns && seen.duration_ns == s.duration_ns &&
-        seen.category == s.category) {
-      // A name is new unless it is one of the lines already there (compared in place: no copy).
-      const std::string& names = seen.names;
-      bool known = false;
-      for (size_t at = 0; at < names.size() && !known; at = names.find('\n', at) + 1) {
-        known = names.compare(at, s.name.size(), s.name) == 0 && at + s.name.size() < names.size() &&
-                names[at + s.name.size()] == '\n';
-      }
-      if (!known) {
-        seen.names.append(s.name);
-        seen.names += '\n';
-      }
-      return;
+  return static_cast<size_t>(h >> 16);  // the high bits: a product's low bits depend only on its inputs' low bits
+}
+
+void ActivitySummary::AddShared(const ActivitySlice& s) {
+  const SharedKey key{s.category == "CollGpu", s.comm, s.rank, s.channel, s.start_ns, s.duration_ns};
+  const auto [it, fresh_key] = live_shared_.try_emplace(key, ring_next_);
+  if (!fresh_key) {
+    // A name is new unless it is one of the lines already there (compared in place: no copy).
+    std::string& names = ring_[it->second].names;
+    bool known = false;
+    for (size_t at = 0; at < names.size() && !known; at = names.find('\n', at) + 1) {
+      known = names.compare(at, s.name.size(), s.name) == 0 && at + s.name.size() < names.size() &&
+              names[at + s.name.size()] == '\n';
     }
+    if (!known) {
+      names.append(s.name);
+      names += '\n';
+    }
+    return;
   }
   Shared& fresh = ring_[ring_next_];
   if (fresh.live) FlushShared(&fresh);  // the oldest: its window has passed
-  fresh.hash = h;
-  fresh.category.assign(s.category);
-  fresh.comm = s.comm;
-  fresh.rank = s.rank;
-  fresh.channel = s.channel;
-  fresh.start_ns = s.start_ns;
-  fresh.duration_ns = s.duration_ns;
+  fresh.key = key;
   fresh.names.assign(s.name);
   fresh.names += '\n';
   fresh.live = true;
-  slot = static_cast<int32_t>(ring_next_);
   ring_next_ = (ring_next_ + 1) % kSharedWindow;
 }
 
 void ActivitySummary::FlushShared(Shared* shared) {
   shared->live = false;
+  live_shared_.erase(shared->key);
   const std::string_view lines = shared->names;
   // One task, nearly always: its own name, looked up where it lies.
   std::string_view name = lines.substr(0, lines.size() - 1);
@@ -178,8 +170,8 @@ void ActivitySummary::FlushShared(Shared* shared) {
     }
     name = joined;
   }
-  const Target t = Lookup(shared->category, name);
-  if (t.table != nullptr) t.table->Add(t.row, shared->start_ns, shared->duration_ns);
+  const Target t = Lookup(shared->key.collgpu ? "CollGpu" : "KernelCh", name);
+  if (t.table != nullptr) t.table->Add(t.row, shared->key.start_ns, shared->key.duration_ns);
 }
 
 void ActivitySummary::Finish() {

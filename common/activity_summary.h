@@ -13,9 +13,9 @@
 // - GPU work counted once: NCCL reports one kernel's channel for every task it runs (the Send and
 //   the Recv of a group share one kernel), so KernelCh and CollGpu slices with the same
 //   communicator, rank, channel, start and duration are one instance, in a row naming every task
-//   ("KernelCh Send+Recv"). Sharers arrive together (they complete together); a slice is matched
-//   against the last kSharedWindow such slices (a direct-mapped index: one whose slot a later
-//   slice took is counted on its own), so memory stays bounded and the cost per slice small.
+//   ("KernelCh Send+Recv"). Sharers arrive close together (they complete together, though the
+//   layout may hold one task's lane a while); a slice is matched exactly against the last
+//   kSharedWindow such slices, so memory stays bounded and the cost per slice small.
 // Thread safety: none.
 #ifndef KATRACE_COMMON_ACTIVITY_SUMMARY_H_
 #define KATRACE_COMMON_ACTIVITY_SUMMARY_H_
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/summary_table.h"
@@ -53,7 +54,7 @@ std::string RowName(std::string_view category, std::string_view name);
 
 class ActivitySummary {
  public:
-  static constexpr size_t kSharedWindow = 512;
+  static constexpr size_t kSharedWindow = 4096;
 
   ActivitySummary();
   void Add(const ActivitySlice& slice);
@@ -79,17 +80,26 @@ class ActivitySummary {
   Target Lookup(std::string_view category, std::string_view name);
   SummaryTable* TableOf(std::string_view category);
 
-  // One slice of GPU work waiting for its other tasks, in a ring in arrival order.
-  struct Shared {
-    uint64_t hash = 0;
-    std::string category;
+  // What makes two tasks' slices one piece of GPU work.
+  struct SharedKey {
+    bool collgpu = false;  // CollGpu, else KernelCh
     uint64_t comm = 0;
     int64_t rank = 0, channel = 0, start_ns = 0;
     uint64_t duration_ns = 0;
+    bool operator==(const SharedKey& o) const {
+      return collgpu == o.collgpu && comm == o.comm && rank == o.rank && channel == o.channel &&
+             start_ns == o.start_ns && duration_ns == o.duration_ns;
+    }
+  };
+  struct SharedKeyHash {
+    size_t operator()(const SharedKey& k) const;
+  };
+  // One slice of GPU work waiting for its other tasks, in a ring in arrival order.
+  struct Shared {
+    SharedKey key;
     std::string names;  // the distinct task names, each followed by '\n'
     bool live = false;
   };
-  static constexpr size_t kSharedIndex = 4 * kSharedWindow;  // direct-mapped: hash -> ring slot
   void AddShared(const ActivitySlice& slice);
   void FlushShared(Shared* shared);
 
@@ -99,8 +109,8 @@ class ActivitySummary {
 
   std::vector<CacheEntry> cache_;
   std::vector<Shared> ring_;
-  size_t ring_next_ = 0;               // where the next one goes; the oldest when the ring is full
-  std::vector<int32_t> shared_index_;  // ring slot or -1
+  size_t ring_next_ = 0;  // where the next one goes; the oldest when the ring is full
+  std::unordered_map<SharedKey, size_t, SharedKeyHash> live_shared_;  // -> its ring slot
 };
 
 }  // namespace katrace

@@ -501,6 +501,31 @@ TEST(ActivitySummaryTest, TheTablesDoNotDependOnTheTimelinesOrigin) {
   EXPECT_NE(relative.find("KernelCh Send+Recv"), std::string::npos);
 }
 
+// The layout may hold one task's lane while others' slices go out: a kernel's two tasks arrive
+// thousands of slices apart, and every slice between them must neither hide nor split the pair.
+TEST(ActivitySummaryTest, SharersFarApartInTheWindowAreOneInstance) {
+  ActivitySummary summary;
+  const int between = static_cast<int>(ActivitySummary::kSharedWindow) / 2;
+  for (int pair = 0; pair < 8; ++pair) {
+    summary.Add(Slice("KernelCh", "Send", pair * 1000000, 48451, 0));
+    for (int i = 0; i < between; ++i) {
+      ActivitySlice other = Slice("KernelCh", "AllReduce", pair * 1000000 + 100 + i * 10, 7000 + i % 17, i % 8);
+      other.rank = i % 5;
+      summary.Add(other);
+    }
+    summary.Add(Slice("KernelCh", "Recv", pair * 1000000, 48451, 0));
+  }
+  summary.Finish();
+  const auto rows = Rows(summary.gpu);
+  const auto* pair = FindRow(rows, "KernelCh Send+Recv");
+  ASSERT_TRUE(pair != nullptr) << rows.dump();
+  EXPECT_EQ((*pair)["instances"], 8);
+  EXPECT_EQ(FindRow(rows, "KernelCh Send"), nullptr) << rows.dump();
+  EXPECT_EQ(FindRow(rows, "KernelCh Recv"), nullptr) << rows.dump();
+  ASSERT_TRUE(FindRow(rows, "KernelCh AllReduce") != nullptr);
+  EXPECT_EQ((*FindRow(rows, "KernelCh AllReduce"))["instances"], 8 * between);
+}
+
 // Sharers beyond the window are counted apart (bounded memory), never lost.
 TEST(ActivitySummaryTest, SharedWorkWindowIsBoundedAndLosesNothing) {
   ActivitySummary summary;
