@@ -6,8 +6,9 @@
 # The binaries run KATRACE_TEST_JOBS (default: the number of CPUs) at a time, each into its own
 # log; the results are then reported in the order given. One more than the CPUs took `make check`'s
 # suites 194 s instead of 242 s on a 2-core machine (many wait on timers and child processes), but
-# the heavier load made a timing-dependent failure of test_summaries show (a send/recv kernel's
-# two KernelCh slices counted as two rows): not the default until that is understood.
+# whole fresh-clone runs were no faster within their spread (944 and 976 s against 946 s), and a
+# heavier load is where timing-dependent failures show (it showed one, since fixed: the activity
+# summary's index could split a send/recv kernel into two rows): not the default.
 set -u
 passed=0 failed=0 skipped=0
 log_dir="build/test-logs"
