@@ -121,7 +121,8 @@ size_t ActivitySummary::SharedKeyHash::operator()(const SharedKey& k) const {
                      static_cast<uint64_t>(k.start_ns), k.duration_ns}) {
     h = Mix(h, v);
   }
-  return static_cast<size_t>(h >> 16);  // the high bits: a product's low bits depend only on its inputs' low bits
+  // The high bits: a product's low bits depend only on its inputs' low bits.
+  return static_cast<size_t>(h >> 16);
 }
 
 void ActivitySummary::AddShared(const ActivitySlice& s) {
