@@ -67,9 +67,8 @@ ActivitySummary::ActivitySummary()
     : host("katrace host-side summary (callback start to stop)", TimeShare::kOfSpan),
       gpu("katrace GPU-side summary (%globaltimer)", TimeShare::kOfSpan),
       cache_(kCacheSize),
-      ring_(kSharedWindow) {
-  live_shared_.reserve(kSharedWindow);
-}
+      ring_(kSharedWindow),
+      shared_index_(kSharedIndex, -1) {}
 
 SummaryTable* ActivitySummary::TableOf(std::string_view category) {
   for (const KindInfo& k : kKindInfo) {
@@ -115,22 +114,45 @@ void ActivitySummary::Add(const ActivitySlice& s) {
   if (t.table != nullptr) t.table->Add(t.row, s.start_ns, s.duration_ns);
 }
 
-size_t ActivitySummary::SharedKeyHash::operator()(const SharedKey& k) const {
+size_t ActivitySummary::HomeOf(const SharedKey& k) {
   uint64_t h = k.collgpu ? 1 : 0;
   for (uint64_t v : {k.comm, static_cast<uint64_t>(k.rank), static_cast<uint64_t>(k.channel),
                      static_cast<uint64_t>(k.start_ns), k.duration_ns}) {
     h = Mix(h, v);
   }
   // The high bits: a product's low bits depend only on its inputs' low bits.
-  return static_cast<size_t>(h >> 16);
+  return static_cast<size_t>(h >> 40) & (kSharedIndex - 1);
+}
+
+int32_t* ActivitySummary::FindShared(const SharedKey& key, size_t home) {
+  // Never full (at most kSharedWindow of kSharedIndex cells are taken): a free cell ends the probe.
+  for (size_t i = home;; i = (i + 1) & (kSharedIndex - 1)) {
+    int32_t& cell = shared_index_[i];
+    if (cell < 0 || ring_[static_cast<size_t>(cell)].key == key) return &cell;
+  }
+}
+
+void ActivitySummary::EraseShared(const Shared& shared) {
+  size_t hole = static_cast<size_t>(FindShared(shared.key, shared.home) - shared_index_.data());
+  shared_index_[hole] = -1;
+  // Later cells of the probe run move back into the hole unless that would put one before its
+  // home, so that every live key stays reachable from its home without a gap.
+  for (size_t i = (hole + 1) & (kSharedIndex - 1); shared_index_[i] >= 0; i = (i + 1) & (kSharedIndex - 1)) {
+    const size_t home = ring_[static_cast<size_t>(shared_index_[i])].home;
+    if (((i - home) & (kSharedIndex - 1)) >= ((i - hole) & (kSharedIndex - 1))) {
+      shared_index_[hole] = shared_index_[i];
+      shared_index_[i] = -1;
+      hole = i;
+    }
+  }
 }
 
 void ActivitySummary::AddShared(const ActivitySlice& s) {
   const SharedKey key{s.category == "CollGpu", s.comm, s.rank, s.channel, s.start_ns, s.duration_ns};
-  const auto [it, fresh_key] = live_shared_.try_emplace(key, ring_next_);
-  if (!fresh_key) {
+  const size_t home = HomeOf(key);
+  if (const int32_t* cell = FindShared(key, home); *cell >= 0) {
     // A name is new unless it is one of the lines already there (compared in place: no copy).
-    std::string& names = ring_[it->second].names;
+    std::string& names = ring_[static_cast<size_t>(*cell)].names;
     bool known = false;
     for (size_t at = 0; at < names.size() && !known; at = names.find('\n', at) + 1) {
       known = names.compare(at, s.name.size(), s.name) == 0 && at + s.name.size() < names.size() &&
@@ -145,15 +167,17 @@ void ActivitySummary::AddShared(const ActivitySlice& s) {
   Shared& fresh = ring_[ring_next_];
   if (fresh.live) FlushShared(&fresh);  // the oldest: its window has passed
   fresh.key = key;
+  fresh.home = home;
   fresh.names.assign(s.name);
   fresh.names += '\n';
   fresh.live = true;
+  *FindShared(key, home) = static_cast<int32_t>(ring_next_);  // found again: the flush moved cells
   ring_next_ = (ring_next_ + 1) % kSharedWindow;
 }
 
 void ActivitySummary::FlushShared(Shared* shared) {
   shared->live = false;
-  live_shared_.erase(shared->key);
+  EraseShared(*shared);
   const std::string_view lines = shared->names;
   // One task, nearly always: its own name, looked up where it lies.
   std::string_view name = lines.substr(0, lines.size() - 1);

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "common/summary_table.h"
@@ -91,15 +90,21 @@ class ActivitySummary {
              start_ns == o.start_ns && duration_ns == o.duration_ns;
     }
   };
-  struct SharedKeyHash {
-    size_t operator()(const SharedKey& k) const;
-  };
   // One slice of GPU work waiting for its other tasks, in a ring in arrival order.
   struct Shared {
     SharedKey key;
+    size_t home = 0;    // its cell in shared_index_ when nothing collided
     std::string names;  // the distinct task names, each followed by '\n'
     bool live = false;
   };
+  // The live ring slots by key: open addressing with linear probing, at most half full, so a
+  // slice costs a hash and a probe or two, and no allocation.
+  static constexpr size_t kSharedIndex = 2 * kSharedWindow;
+  static_assert((kSharedIndex & (kSharedIndex - 1)) == 0, "the index wraps with a mask");
+  static size_t HomeOf(const SharedKey& key);
+  // The cell that holds |key|'s ring slot, or the free cell where it would go.
+  int32_t* FindShared(const SharedKey& key, size_t home);
+  void EraseShared(const Shared& shared);
   void AddShared(const ActivitySlice& slice);
   void FlushShared(Shared* shared);
 
@@ -110,7 +115,7 @@ class ActivitySummary {
   std::vector<CacheEntry> cache_;
   std::vector<Shared> ring_;
   size_t ring_next_ = 0;  // where the next one goes; the oldest when the ring is full
-  std::unordered_map<SharedKey, size_t, SharedKeyHash> live_shared_;  // -> its ring slot
+  std::vector<int32_t> shared_index_;  // ring slot, or -1 for a free cell
 };
 
 }  // namespace katrace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -524,6 +525,48 @@ TEST(ActivitySummaryTest, SharersFarApartInTheWindowAreOneInstance) {
   EXPECT_EQ(FindRow(rows, "KernelCh Recv"), nullptr) << rows.dump();
   ASSERT_TRUE(FindRow(rows, "KernelCh AllReduce") != nullptr);
   EXPECT_EQ((*FindRow(rows, "KernelCh AllReduce"))["instances"], 8 * between);
+}
+
+// Many kernels in flight at once, their tasks' slices shuffled within a stretch shorter than the
+// window, with slices leaving the window all the while: every kernel is one instance of the row
+// that names its tasks, whatever its key's neighbours in the index.
+TEST(ActivitySummaryTest, ShuffledSharersAreEachOneInstanceOfTheirTasksRow) {
+  static const char* const kTasks[] = {"Send", "Recv", "AllReduce"};
+  std::mt19937 random(7);
+  std::map<std::string, int> expected;  // row name -> instances
+  std::vector<ActivitySlice> slices;
+  for (int kernel = 0; kernel < 60000; ++kernel) {
+    // Several kernels share a start, on other ranks (two with one key would be one kernel).
+    const int rank = kernel % 64, channel = static_cast<int>(random() % 32);
+    const int64_t start = kernel / 7 * 1000;
+    const uint64_t duration = 1000 + random() % 3;
+    const int mask = 1 + static_cast<int>(random() % 7);  // a non-empty subset of the three tasks
+    std::string row = "KernelCh ";
+    for (int t = 0; t < 3; ++t) {  // the row names them in descending order: "Send+Recv"
+      if ((mask & (1 << t)) == 0) continue;
+      if (row.back() != ' ') row += '+';
+      row += kTasks[t];
+      ActivitySlice s = Slice("KernelCh", kTasks[t], start, duration, channel);
+      s.rank = rank;
+      slices.push_back(s);
+    }
+    ++expected[row];
+  }
+  // Each slice moves ahead by less than a quarter of the window (sorted by its index plus that
+  // much): fewer than half a window of slices come between a kernel's first and last.
+  const size_t reach = ActivitySummary::kSharedWindow / 4;
+  std::vector<std::pair<size_t, size_t>> order;  // (new place, index)
+  for (size_t i = 0; i < slices.size(); ++i) order.emplace_back(i + random() % reach, i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ActivitySlice> shuffled;
+  for (const auto& [place, index] : order) shuffled.push_back(slices[index]);
+  ActivitySummary summary;
+  for (const ActivitySlice& s : shuffled) summary.Add(s);
+  summary.Finish();
+  std::map<std::string, int> counted;
+  for (const auto& row : Rows(summary.gpu)) counted[row["name"].get<std::string>()] = row["instances"].get<int>();
+  EXPECT_EQ(counted, expected);
 }
 
 // Sharers beyond the window are counted apart (bounded memory), never lost.
