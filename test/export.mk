@@ -2,7 +2,7 @@
 # export stage (linked directly), traces checked with nlohmann::json and katrace-check, and
 # katrace-export run as a program. EXPORT_LIB_OBJS comes from tools/export/module.mk.
 EXPORT_TEST := $(BUILD)/test/test_export
-EXPORT_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_export*.cc)) \
+EXPORT_TEST_OBJS := $(call katrace_suite_unit,test_export,$(wildcard test/test_export*.cc)) \
     $(BUILD)/obj/test/support/spool_builder.o $(BUILD)/obj/test/support/trace_validation.o \
     $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/test/support/subprocess.o
 

@@ -2,8 +2,8 @@
 # mode (FlightWriter suite) and in file mode (SpoolWriter suite) driven directly; and a stand-in
 # NCCL process for the plugin's flight suite (test_plugin_flight, plugin.mk) that must crash or
 # exit on its own.
-FLIGHT_TEST_OBJS := $(BUILD)/obj/test/test_flight_ring.o $(BUILD)/obj/test/test_flight_writer.o \
-    $(BUILD)/obj/test/test_spool_writer.o $(BUILD)/obj/test/test_writer_doorbell.o \
+FLIGHT_TEST_OBJS := $(call katrace_suite_unit,test_flight,test/test_flight_ring.cc test/test_flight_writer.cc \
+      test/test_spool_writer.cc test/test_writer_doorbell.cc) \
     $(BUILD)/obj/plugin/capture/flight_ring.o $(BUILD)/obj/plugin/capture/block_frame.o \
     $(BUILD)/obj/plugin/capture/spool_writer.o $(BUILD)/obj/plugin/capture/spool_file.o \
     $(BUILD)/obj/plugin/capture/crash_dump.o $(BUILD)/obj/plugin/capture/host_clock.o \

@@ -2,8 +2,8 @@
 # a recording v6 plugin (TSan-clean) and, through the real plugin, into a trace that katrace-check
 # must accept.
 HOSTILE_STEPS_TEST := $(BUILD)/test/test_hostile_steps
-HOSTILE_STEPS_OBJS := $(BUILD)/obj/test/test_hostile_steps_drain.o \
-    $(BUILD)/obj/test/test_hostile_steps_plugin.o
+HOSTILE_STEPS_OBJS := $(call katrace_suite_unit,test_hostile_steps,test/test_hostile_steps_drain.cc \
+    test/test_hostile_steps_plugin.cc)
 HOSTILE_STEPS_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o \
     $(BUILD)/obj/test/support/trace_validation.o $(BUILD)/obj/test/support/subprocess.o
 

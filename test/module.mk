@@ -6,6 +6,22 @@
 # building them under TSan saves about a minute and a half of the check's CPU.
 SUITE_TOOLS_DIR ?= $(BUILD)/bin
 
+# A suite of several files is compiled as one translation unit: a generated file that includes
+# each of them. What a suite's file costs to build is mostly the inline code of GoogleTest,
+# nlohmann::json and the standard library that it instantiates, and that is then compiled once
+# per suite instead of once per file (test_plugin's 12 files: 44 s of CPU apart, 11 s as one).
+# Each file still includes all it uses, so it also builds alone; the names in the anonymous
+# namespaces of one suite's files must differ. $(call katrace_suite_unit,NAME,FILES) is the
+# object of NAME's unit; the unit's text is rewritten only when the list of files changes.
+katrace_suite_unit = $(eval $(call katrace_suite_unit_source,$(1),$(2)))$(BUILD)/obj/test/units/$(1).o
+define katrace_suite_unit_source
+$(BUILD)/obj/test/units/$(1).cc: katrace-suite-unit-list
+	@mkdir -p $$(dir $$@)
+	@printf '#include "%s"\n' $(2) >$$@.new
+	@if cmp -s $$@.new $$@; then rm -f $$@.new; else mv -f $$@.new $$@; fi
+endef
+.PHONY: katrace-suite-unit-list
+
 include $(filter-out test/module.mk,$(wildcard test/*.mk))
 
 # The suites' files (test/*.cc) include test/support/precompiled_headers.h first (-include), from
@@ -26,3 +42,7 @@ $(TEST_PCH).gch: $(TEST_PCH) | deps
 
 $(TEST_SUITE_OBJS): $(TEST_PCH).gch
 $(TEST_SUITE_OBJS): private CPPFLAGS += -include $(TEST_PCH)
+$(BUILD)/obj/test/units/%.o: private CPPFLAGS += -include $(TEST_PCH)
+$(BUILD)/obj/test/units/%.o: $(BUILD)/obj/test/units/%.cc $(TEST_PCH).gch | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@

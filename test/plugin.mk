@@ -8,7 +8,7 @@ TEST_SUPPORT_OBJS := $(BUILD)/obj/test/support/plugin_harness.o $(BUILD)/obj/tes
 VALIDATION_CHECKER ?= $(abspath $(KATRACE_CHECK_BIN))
 $(BUILD)/obj/test/support/trace_validation.o: CPPFLAGS += -DKATRACE_VALIDATION_CHECKER='"$(VALIDATION_CHECKER)"'
 $(BUILD)/obj/test/support/plugin_harness.o: CPPFLAGS += -DKATRACE_SUITE_TOOLS_DIR='"$(abspath $(SUITE_TOOLS_DIR))"'
-PLUGIN_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(filter-out test/test_plugin_flight.cc,$(wildcard test/test_plugin_*.cc)))
+PLUGIN_TEST_OBJS := $(call katrace_suite_unit,test_plugin,$(filter-out test/test_plugin_flight.cc,$(wildcard test/test_plugin_*.cc)))
 
 # A recording NVTX tool, loaded by NVTX itself through NVTX_INJECTION64_PATH. It needs the NVTX3
 # headers of the CUDA toolkit; without them the NVTX test skips.

@@ -6,23 +6,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "test/support/subprocess.h"
 
 namespace katrace {
 namespace {
 
 std::string TempPath(const char* name) { return ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // Whether the file system under |path| takes O_DIRECT at all (tmpfs before Linux 6.6 does not).
 bool TakesODirect(const std::string& path) {
@@ -57,7 +50,7 @@ TEST(ExportFileWriter, ABigFileArrivesWholeAndItsBulkBypassesThePageCache) {
   const std::string expected = WriteInOddPieces(&w, (1u << 20) + 1234);
   ASSERT_TRUE(w.Close());
   EXPECT_EQ(w.wrote_direct(), direct_possible) << "O_DIRECT is taken by this file system: " << direct_possible;
-  const std::string got = ReadFile(path);
+  const std::string got = katrace_test::ReadWholeFile(path);
   EXPECT_EQ(got.size(), expected.size());
   EXPECT_TRUE(got == expected) << "the bytes differ";
   unlink(path.c_str());
@@ -73,7 +66,7 @@ TEST(ExportFileWriter, ASmallFileAndOneNotAllowedToBypassKeepThePageCache) {
     const std::string expected = WriteInOddPieces(&w, may_bypass ? 100000 : 300000);
     ASSERT_TRUE(w.Close());
     EXPECT_FALSE(w.wrote_direct());
-    EXPECT_TRUE(ReadFile(path) == expected) << "the bytes differ";
+    EXPECT_TRUE(katrace_test::ReadWholeFile(path) == expected) << "the bytes differ";
     unlink(path.c_str());
   }
 }

@@ -33,13 +33,6 @@ namespace katrace {
 namespace exporting {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // The file the encoder writes when |drive| feeds it.
 std::string Encode(const std::function<void(NvtxtEncoder&)>& drive, bool threaded = false) {
   const std::string path = ::testing::TempDir() + "/katrace-nvtxt-" + std::to_string(getpid()) + ".nvtxt";
@@ -51,7 +44,7 @@ std::string Encode(const std::function<void(NvtxtEncoder&)>& drive, bool threade
     drive(enc);
   }
   EXPECT_TRUE(sink.Commit());
-  std::string text = ReadFile(path);
+  std::string text = katrace_test::ReadWholeFile(path);
   unlink(path.c_str());
   return text;
 }
@@ -221,15 +214,15 @@ ParsedFile Parse(const std::string& text) {
   return f;
 }
 
-constexpr uint64_t kBase = 5000000000000ull;  // the host's CLOCK_MONOTONIC at the trace base
+constexpr uint64_t kHostBase = 5000000000000ull;  // the host's CLOCK_MONOTONIC at the trace base
 
-TraceProcess TwoRanks() {
+TraceProcess TwoRanksOfOneHost() {
   TraceProcess p;
   p.rank = 3;
   p.os_pid = 4242;
   p.host = "node\"7\"\n";
   p.base_realtime_ns = 1700000000123456789ull;
-  p.base_monotonic_ns = kBase;
+  p.base_monotonic_ns = kHostBase;
   p.ranks.push_back(TraceRank{3, 3, 0, 0, "rank 3"});
   p.ranks.push_back(TraceRank{5, 5, 1, 1, "rank 5"});
   return p;
@@ -278,7 +271,7 @@ TraceTotals Totals() {
 
 std::string EncodeTwoRanks() {
   return Encode([](NvtxtEncoder& enc) {
-    enc.Begin(TwoRanks());
+    enc.Begin(TwoRanksOfOneHost());
     for (const TrackInfo& t : kTracks) enc.Track(t);
     const Arg reason = Arg::Str("reason", "KATRACE_DELAY");
     enc.Instant("capture on", 500, &reason, 1);
@@ -301,10 +294,10 @@ TEST(ExportNvtxtEncoder, EveryLineFollowsTheGrammarImportNvtxtAccepts) {
   // The markers: process-level (thread 0 of the first rank), the trace's end last.
   ASSERT_EQ(f.markers.size(), 3u);
   EXPECT_EQ(f.markers[0].message, "capture on reason=KATRACE_DELAY");
-  EXPECT_EQ(f.markers[0].time, static_cast<int64_t>(kBase + 500));
+  EXPECT_EQ(f.markers[0].time, static_cast<int64_t>(kHostBase + 500));
   EXPECT_EQ(f.markers[1].message, "dump reason=KATRACE_DELAY");
   EXPECT_EQ(f.markers[2].message, "katrace trace end drops=4 incomplete=2");
-  EXPECT_EQ(f.markers[2].time, static_cast<int64_t>(kBase + 10000));
+  EXPECT_EQ(f.markers[2].time, static_cast<int64_t>(kHostBase + 10000));
   for (const ParsedMarker& m : f.markers) {
     EXPECT_EQ(m.tid, 0);
     EXPECT_EQ(m.pid, 3);
@@ -337,7 +330,7 @@ TEST(ExportNvtxtEncoder, RangesParseBackToTheGivenTimesThreadsProcessesAndNames)
     const SliceEvent& s = kSlices[i];
     const ParsedRange& r = f.ranges[i];
     SCOPED_TRACE("slice " + std::to_string(i));
-    const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(kBase) + s.ts);
+    const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(kHostBase) + s.ts);
     EXPECT_EQ(r.start, start);
     EXPECT_EQ(r.end, start + s.dur);
     EXPECT_EQ(r.tid, s.track);
@@ -379,7 +372,7 @@ TEST(ExportNvtxtEncoder, MessageFoldsAtMostEightArgsThatFitWhole) {
   const Arg too_long[] = {Arg::Uint("seq", 1), Arg::Str("comm", long_value), Arg::Uint("after", 2)};
   const std::string long_name(300, 'n');
   ParsedFile f = Parse(Encode([&](NvtxtEncoder& enc) {
-    enc.Begin(TwoRanks());
+    enc.Begin(TwoRanksOfOneHost());
     enc.Track(kTracks[0]);
     enc.Slice(SliceEvent{"Many", "Coll", 1, 0, 1, many, 9});
     enc.Slice(SliceEvent{"Long", "Coll", 1, 0, 1, too_long, 3});
@@ -395,7 +388,7 @@ TEST(ExportNvtxtEncoder, MessageFoldsAtMostEightArgsThatFitWhole) {
 
 TEST(ExportNvtxtEncoder, DefaultLinesAreWrittenOnlyWhenTheirValueChanges) {
   ParsedFile f = Parse(Encode([](NvtxtEncoder& enc) {
-    enc.Begin(TwoRanks());
+    enc.Begin(TwoRanksOfOneHost());
     for (const TrackInfo& t : kTracks) enc.Track(t);
     for (int i = 0; i < 100; ++i) enc.Slice(SliceEvent{"KernelCh", "KernelCh", 3, i * 10, 5, nullptr, 0});
     for (int i = 0; i < 100; ++i) enc.Slice(SliceEvent{"Coll", "Coll", 1, 1000 + i * 10, 5, nullptr, 0});
@@ -416,7 +409,7 @@ TEST(ExportNvtxtEncoder, ABigTraceStreamsThroughTheWriteBehindThreadInOrder) {
   constexpr int kCount = 40000;
   const std::string text = Encode(
       [](NvtxtEncoder& enc) {
-        enc.Begin(TwoRanks());
+        enc.Begin(TwoRanksOfOneHost());
         for (const TrackInfo& t : kTracks) enc.Track(t);
         for (int i = 0; i < kCount; ++i) {
           const SliceEvent& s = kSlices[static_cast<size_t>(i) % (sizeof(kSlices) / sizeof(kSlices[0]))];
@@ -430,7 +423,7 @@ TEST(ExportNvtxtEncoder, ABigTraceStreamsThroughTheWriteBehindThreadInOrder) {
   EXPECT_GT(text.size(), 3u << 20);
   ParsedFile f = Parse(text);
   ASSERT_EQ(f.ranges.size(), static_cast<size_t>(kCount));
-  for (int i = 0; i < kCount; ++i) ASSERT_EQ(f.ranges[static_cast<size_t>(i)].start, static_cast<int64_t>(kBase) + i * 1000);
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(f.ranges[static_cast<size_t>(i)].start, static_cast<int64_t>(kHostBase) + i * 1000);
 }
 
 std::string SpoolDir() {

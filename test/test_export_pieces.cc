@@ -6,12 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +26,7 @@
 #include "plugin/export/start_order_queue.h"
 #include "plugin/export/write_behind.h"
 #include "common/perfetto_wire.h"
+#include "test/support/subprocess.h"
 #include "test/support/trace_validation.h"
 
 namespace katrace {
@@ -257,13 +256,6 @@ TEST(ExportJsonOut, NumbersAreJsonBuffersBytes) {
   EXPECT_EQ(plain.str(), "-9223372036854775.808");
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::string TempPath(const char* name) {
   return ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid());
 }
@@ -284,7 +276,7 @@ std::string EncodeOneSlice(const SliceEvent& slice) {
     enc.End(TraceTotals());
   }
   EXPECT_TRUE(sink.Commit());
-  std::string text = ReadFile(path);
+  std::string text = katrace_test::ReadWholeFile(path);
   unlink(path.c_str());
   return text;
 }
@@ -409,7 +401,7 @@ std::string EncodePerfetto(const std::vector<SliceEvent>& slices,
     enc.End(totals);
   }
   EXPECT_TRUE(sink.Commit());
-  std::string bytes = ReadFile(path);
+  std::string bytes = katrace_test::ReadWholeFile(path);
   unlink(path.c_str());
   return bytes;
 }
@@ -476,7 +468,7 @@ TEST(ExportWriteBehind, BytesArriveInOrderThroughTheThreadAndAfterFinish) {
     writer.Hand(&buf);
   }
   ASSERT_TRUE(sink.Commit());
-  EXPECT_EQ(ReadFile(path), expected);
+  EXPECT_EQ(katrace_test::ReadWholeFile(path), expected);
   unlink(path.c_str());
 }
 

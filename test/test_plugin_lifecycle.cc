@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -18,17 +17,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test/support/now_ms.h"
 #include "test/support/plugin_test.h"
 #include "test/support/subprocess.h"
 
 namespace katrace_test {
 namespace {
-
-uint64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 

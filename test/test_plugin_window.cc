@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test/support/now_ms.h"
 #include "test/support/plugin_test.h"
 #include "test/support/subprocess.h"
 
@@ -34,12 +35,6 @@ using nlohmann::json;
 const char* const kWindowVars[] = {"KATRACE_DELAY",  "KATRACE_DURATION",   "KATRACE_SAMPLE",
                                    "KATRACE_CONTROL", "KATRACE_SIGNAL",    "KATRACE_KEEP_SPOOL",
                                    "KATRACE_MODE",    "KATRACE_FLIGHT_AT_EXIT"};
-
-uint64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
 
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 

@@ -4,7 +4,7 @@
 # depends on them (make test builds them first).
 include tools/common/objs.mk
 TRACE_TOOLS_TEST := $(BUILD)/test/test_trace_tools
-TRACE_TOOLS_TEST_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/test_trace_tools*.cc)) \
+TRACE_TOOLS_TEST_OBJS := $(call katrace_suite_unit,test_trace_tools,$(wildcard test/test_trace_tools*.cc)) \
     $(BUILD)/obj/test/support/synthetic_trace.o $(BUILD)/obj/test/support/subprocess.o \
     $(BUILD)/obj/test/support/tool_runner.o
 TRACE_TOOLS_BINS := $(SUITE_TOOLS_DIR)/katrace-check $(SUITE_TOOLS_DIR)/katrace-merge $(SUITE_TOOLS_DIR)/katrace-stats \
