@@ -104,28 +104,21 @@ __attribute__((noinline, cold)) void DropForFullPool(Session* s, Kind kind, bool
                                                    kKindInfo[k].pool_env);
 }
 
-// The slotless handle of each NCCL type bit's kind (|kSlotlessHandles[b]|: magic, kind and the
-// untracked slot; the context field and the mask are added per call).
-struct SlotlessHandleBits {
-  uint64_t bits[32] = {};
-  constexpr SlotlessHandleBits() {
-    for (int b = 0; b < 32; ++b) {
-      if (kKindByBit.kind[b] >= 0) {
-        bits[b] = (kHandleMagic << 60) | (static_cast<uint64_t>(kKindByBit.kind[b]) << 45) |
-                  (static_cast<uint64_t>(kUntrackedSlot) << 24);
-      }
-    }
-  }
-};
-inline constexpr SlotlessHandleBits kSlotlessHandles{};
-static_assert(kSlotlessWhenMaskedBits < (1ull << 32), "a slotless kind's bit indexes kSlotlessHandles");
-
-// The handle of a masked-out event of a kind in kSlotlessWhenMaskedBits (|type| is its one bit),
-// made from the context value without looking it up: the handle names no slot, so its context
-// field is never resolved; it carries the mask NCCL used, for its children.
-inline void* SlotlessHandle(const void* context, uint64_t type, uint32_t packed_mask) {
-  const uint64_t context_field = reinterpret_cast<uint64_t>(context) & kContextField;
-  return reinterpret_cast<void*>(context_field | kSlotlessHandles.bits[__builtin_ctzll(type)] | packed_mask);
+// The handle of a masked-out event of a kind in kSlotlessWhenMaskedBits, made from the context
+// value without looking it up or testing it. It names no slot, so stop and record on it return at
+// once and its context field is never resolved; its kind field says Group whatever the kind (no
+// untracked handle's kind is read); it carries the mask NCCL used, for its children. Its magic is
+// the context's own with one bit flipped: a context of ours (0xB) gives a handle's (0xA); any
+// other value (NULL, a foreign pointer) gives a handle of no use to its children but the mask it
+// carries, since the window verdict its magic may say is never read on this path's sessions.
+// One xor flips that bit and sets the kind and slot fields, which the context's bits leave 0.
+static_assert((kContextMagic ^ kHandleMagic) == 1, "a context's magic and a handle's differ in one bit");
+constexpr uint64_t kContextToSlotlessHandle = ((kContextMagic ^ kHandleMagic) << 60) |
+                                              (static_cast<uint64_t>(Kind::kGroup) << 45) |
+                                              (static_cast<uint64_t>(kUntrackedSlot) << 24);
+inline void* SlotlessHandle(const void* context, uint32_t packed_mask) {
+  const uint64_t magic_and_context = reinterpret_cast<uint64_t>(context) & ((uint64_t{0xF} << 60) | kContextField);
+  return reinterpret_cast<void*>((magic_and_context ^ kContextToSlotlessHandle) | packed_mask);
 }
 
 // A start that takes a slot: the event is recorded, or passes facts to its children. Inlined into
@@ -250,12 +243,12 @@ constexpr std::array<StartFunction, kKindCount> StartFunctions(std::index_sequen
 inline constexpr std::array<StartFunction, kKindCount> kStartOfKind = StartFunctions(std::make_index_sequence<kKindCount>{});
 
 // Every start but a masked-out parent's, handed to its kind's function. Its arguments are
-// CoreStart's, in their registers, and the session last.
-__attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d,
-                                                  Session* s) {
+// CoreStart's, in their registers.
+__attribute__((noinline)) ncclResult_t StartEvent(void* context, void** handle, const ncclProfilerEventDescr_v6_t* d) {
   *handle = nullptr;
+  Session* s = g_session.load(std::memory_order_acquire);
   Kind kind;
-  if (!KindFromType(d->type, &kind)) return ncclSuccess;
+  if (s == nullptr || !KindFromType(d->type, &kind)) return ncclSuccess;
   return kStartOfKind[static_cast<size_t>(kind)](context, handle, d, s);
 }
 
@@ -313,25 +306,24 @@ using namespace core;
 
 ncclResult_t CoreStart(void* context, void** handle, ncclProfilerEventDescr_v6_t* d) {
   if (handle == nullptr) return ncclSuccess;
-  Session* s = g_session.load(std::memory_order_acquire);
-  if (s == nullptr || d == nullptr) {
+  if (d == nullptr) {
     *handle = nullptr;
     return ncclSuccess;
   }
   const uint64_t type = d->type;
   // The parents NCCL reports only for a descendant's sake (API calls and groups under a mask that
   // leaves them out): their kind reads the live mask and passes nothing to its children, so with
-  // no capture window to consult (slotless_bits is 0 under one) their handle is made here, from
-  // the context value, without a slot, a table lookup, a clock read or a locked operation.
+  // no capture window to consult (their bits are 0 under one, and while no session runs) their
+  // handle is made here, without the session, a slot, a clock read or a locked operation.
   // Everything else is StartEvent's, out of line, so that this path pays for no stack frame.
-  if ((type & s->slotless_bits) != 0 && (type & (type - 1)) == 0) {
-    const int mask = LiveMask(s);
-    if ((static_cast<uint64_t>(static_cast<uint32_t>(mask)) & type) == 0 && IsContextValue(context)) {
-      *handle = SlotlessHandle(context, type, PackMask(mask, false));
+  if ((type & g_slotless_starts.type_bits.load(std::memory_order_acquire)) != 0 && (type & (type - 1)) == 0) {
+    const int mask = __atomic_load_n(g_slotless_starts.live_mask.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
+    if (__builtin_expect((static_cast<uint64_t>(static_cast<uint32_t>(mask)) & type) == 0, 1)) {
+      *handle = SlotlessHandle(context, PackMask(mask, false));
       return ncclSuccess;
     }
   }
-  return StartEvent(context, handle, d, s);
+  return StartEvent(context, handle, d);
 }
 
 ncclResult_t CoreStop(void* handle) {

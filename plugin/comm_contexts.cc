@@ -119,7 +119,10 @@ ncclResult_t OpenContext(Session* s, const InitArgs& a, void** context) {
   // communicator only, so a value the application changed later is not reset by a new one.
   int mask = __atomic_load_n(&s->config_mask, __ATOMIC_RELAXED);
   if (a.mask != nullptr) {
-    if (s->live_mask == &s->config_mask) s->live_mask = a.mask;
+    if (s->live_mask == &s->config_mask) {
+      s->live_mask = a.mask;
+      g_slotless_starts.live_mask.store(a.mask, std::memory_order_release);
+    }
     if (s->live_contexts == 1) __atomic_store_n(a.mask, mask, __ATOMIC_RELAXED);
   }
   LogInfo("profiling comm " + std::to_string(a.comm_hash) + " rank " + std::to_string(a.rank) + "/" +

@@ -79,11 +79,6 @@ inline void* EncodeContext(uint32_t slot, uint64_t serial) {
 // The context slot field of a context value, in place: a handle's sits at the same bits.
 constexpr uint64_t kContextField = static_cast<uint64_t>(kMaxContexts - 1) << 50;
 
-// Whether |context| has the form of a context value katrace made (whatever its slot holds now).
-inline bool IsContextValue(const void* context) {
-  return (reinterpret_cast<uint64_t>(context) >> 60) == kContextMagic;
-}
-
 // The context value of a communicator that could not be profiled (every slot held a live one):
 // slot 0, which no communicator of ours has, with a serial no communicator reaches. Its events are
 // counted as dropped.

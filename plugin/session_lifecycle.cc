@@ -46,8 +46,24 @@ namespace core {
 std::mutex g_lifecycle;
 std::atomic<Session*> g_session{nullptr};
 std::atomic<bool> g_forked_child{false};
+SlotlessStarts g_slotless_starts;
 
 namespace {
+
+// Makes |s| the running session: the callbacks see it, its live mask and its slotless bits (the
+// bits last, so that a callback that sees them sees the mask's address too).
+void PublishSession(Session* s) {
+  g_session.store(s, std::memory_order_release);
+  g_slotless_starts.live_mask.store(s->live_mask, std::memory_order_release);
+  g_slotless_starts.type_bits.store(s->slotless_bits, std::memory_order_release);
+}
+
+// No session runs from now on; the one that ran, or null. Its slotless bits go first, so that no
+// callback answers a start from its mask alone once it is gone.
+Session* UnpublishSession() {
+  g_slotless_starts.type_bits.store(0, std::memory_order_release);
+  return g_session.exchange(nullptr, std::memory_order_acq_rel);
+}
 
 std::string g_last_output_path;  // under g_lifecycle
 uint64_t g_session_serial = 0;   // under g_lifecycle
@@ -86,7 +102,7 @@ void ForkChild() {
   }
   if (g_session.load(std::memory_order_acquire) == nullptr) return;
   g_forked_child.store(true, std::memory_order_relaxed);
-  g_session.store(nullptr, std::memory_order_release);
+  UnpublishSession();
 }
 
 // Registered when the library is loaded (glibc drops it again at dlclose), so that a fork at any
@@ -262,7 +278,7 @@ struct ExitFlush {
     if (g_forked_child.load()) return;
     std::lock_guard<std::mutex> lock(g_lifecycle);
     RemoveThreadExitHook();
-    Session* s = g_session.exchange(nullptr, std::memory_order_acq_rel);
+    Session* s = UnpublishSession();
     if (s == nullptr) return;
     g_session_closed_at_exit.store(s);
     // NCCL may be tearing itself down too: report on stderr, not through its logger.
@@ -338,7 +354,7 @@ ncclResult_t InitLocked(void** context, const InitArgs& a) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (s == nullptr) {
     s = StartSession(a);
-    g_session.store(s, std::memory_order_release);
+    PublishSession(s);
   }
   return OpenContext(s, a, context);
 }
@@ -379,7 +395,7 @@ ncclResult_t CoreFinalize(void* context) {
   // this returns), then everything is freed.
   ClaimLiveSlots(s, ContextAt(s, kForeignContext));
   WritePendingNotices(s);
-  g_session.store(nullptr, std::memory_order_release);
+  UnpublishSession();
   CloseSession(s);
   RetireSession(s);
   return ncclSuccess;

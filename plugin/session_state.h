@@ -92,7 +92,7 @@ struct Session {
   int* live_mask = &config_mask;
   // The NCCL type bits whose masked-out starts CoreStart answers itself, without a slot:
   // kSlotlessWhenMaskedBits, or none under a capture window (a root then asks the window).
-  // Set at the start, before any callback.
+  // Set at the start, before any callback; published in g_slotless_starts.
   uint64_t slotless_bits = 0;
   std::atomic<bool> drop_warned[kKindCount] = {};
   std::atomic<bool> after_finalize_warned{false};
@@ -132,6 +132,17 @@ extern std::mutex g_lifecycle __attribute__((visibility("hidden")));
 extern std::atomic<Session*> g_session __attribute__((visibility("hidden")));
 // A forked child's copy of the plugin does nothing: its trace belongs to the parent.
 extern std::atomic<bool> g_forked_child __attribute__((visibility("hidden")));
+
+// What CoreStart's path for masked-out parents reads in place of the session, so that it loads two
+// globals rather than the session and then its fields: the running session's slotless_bits (0
+// while no session runs, so the path is never taken without one) and its live mask. Published
+// and cleared with g_session (session_lifecycle.cc), the mask's address again when a
+// communicator gives NCCL's (comm_contexts.cc).
+struct SlotlessStarts {
+  std::atomic<uint64_t> type_bits{0};
+  std::atomic<const int*> live_mask{nullptr};
+};
+extern SlotlessStarts g_slotless_starts __attribute__((visibility("hidden")));
 
 }  // namespace core
 }  // namespace katrace

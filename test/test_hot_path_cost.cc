@@ -293,7 +293,8 @@ TEST_F(HotPathCost, EveryCallbackOfTheCollectiveIsCounted) {
 }
 
 // GroupApi, CollApi and Group are reported only for the Coll's sake under this mask: no slot, no
-// clock read, no locked operation, and a handful of instructions to validate and encode.
+// clock read, no locked operation, and a handful of instructions to validate and encode (issue 22's
+// target: 25 for a start).
 TEST_F(HotPathCost, MaskedOutParentsCostAFewInstructionsAndNothingElse) {
   const CollectiveCost c = Measure();
   ASSERT_EQ(c.callbacks, kCallbacks);
@@ -301,7 +302,7 @@ TEST_F(HotPathCost, MaskedOutParentsCostAFewInstructionsAndNothingElse) {
     EXPECT_EQ(c.locked[i], 0u) << kCallbackNames[i];
     EXPECT_EQ(c.clock_reads[i], 0u) << kCallbackNames[i];
   }
-  for (int start : {0, 1, 5}) EXPECT_LE(c.instructions[start], 40u) << kCallbackNames[start];
+  for (int start : {0, 1, 5}) EXPECT_LE(c.instructions[start], 25u) << kCallbackNames[start];
   for (int stop_or_state : {2, 3, 4, 8, 9}) EXPECT_LE(c.instructions[stop_or_state], 10u) << kCallbackNames[stop_or_state];
 }
 
