@@ -24,6 +24,7 @@
 #include "plugin/export/output_sink.h"
 #include "plugin/export/perfetto_encoder.h"
 #include "plugin/export/start_order_queue.h"
+#include "plugin/export/tick_converter.h"
 #include "plugin/export/write_behind.h"
 #include "common/perfetto_wire.h"
 #include "test/support/subprocess.h"
@@ -117,6 +118,55 @@ TEST(ExportIdMap, RandomIds) {
   std::vector<uint64_t> ids;
   for (int i = 0; i < 20000; ++i) ids.push_back(rng() | 1);
   CheckAgainstReference(ids, 3);
+}
+
+// The segment TickConverter's buckets find for |ticks| is the one a search over all the Clock
+// records' ticks finds: the last that starts at or before it (the first before them all).
+void CheckSegmentsAgainstSearch(std::vector<uint64_t> record_ticks, const std::vector<uint64_t>& probes) {
+  std::vector<spool::ClockBody> clocks;
+  for (uint64_t t : record_ticks) clocks.push_back(spool::ClockBody{t, t / 2 + 7, 0});
+  TickConverter converter;
+  converter.Init(clocks);
+  ASSERT_FALSE(converter.identity());
+  std::sort(record_ticks.begin(), record_ticks.end());
+  record_ticks.erase(std::unique(record_ticks.begin(), record_ticks.end()), record_ticks.end());
+  for (uint64_t t : probes) {
+    auto after = std::upper_bound(record_ticks.begin(), record_ticks.end(), t);
+    const size_t want = after == record_ticks.begin() ? 0 : static_cast<size_t>(after - record_ticks.begin()) - 1;
+    ASSERT_EQ(converter.SegmentOf(t), want) << "ticks " << t;
+  }
+}
+
+// Every record's ticks, one either side, and random ticks across and beyond the records.
+std::vector<uint64_t> ProbesAround(const std::vector<uint64_t>& record_ticks, std::mt19937_64* rng) {
+  std::vector<uint64_t> probes = {0, UINT64_MAX};
+  for (uint64_t t : record_ticks) {
+    probes.push_back(t);
+    probes.push_back(t - 1);
+    probes.push_back(t + 1);
+  }
+  const auto [low, high] = std::minmax_element(record_ticks.begin(), record_ticks.end());
+  for (int i = 0; i < 20000; ++i) probes.push_back(*low + (*rng)() % (*high - *low + 2));
+  return probes;
+}
+
+TEST(ExportTickConverter, BucketsFindTheSegmentASearchFinds) {
+  std::mt19937_64 rng(5);
+  // A writer's ticks: about evenly spaced, with jitter.
+  std::vector<uint64_t> even;
+  for (uint64_t i = 0; i < 3000; ++i) even.push_back(1000000 + i * 100000 + rng() % 5000);
+  CheckSegmentsAgainstSearch(even, ProbesAround(even, &rng));
+  // Two records only, and records a hostile spool bunches: most in one bucket, a few far away,
+  // repeated ticks, a span near the whole range of ticks.
+  CheckSegmentsAgainstSearch({10, 20}, ProbesAround({10, 20}, &rng));
+  std::vector<uint64_t> bunched;
+  for (uint64_t i = 0; i < 500; ++i) bunched.push_back(5000 + i);
+  for (uint64_t i = 0; i < 500; ++i) bunched.push_back(5000 + i);
+  bunched.push_back(uint64_t{1} << 40);
+  bunched.push_back((uint64_t{1} << 40) + 3);
+  CheckSegmentsAgainstSearch(bunched, ProbesAround(bunched, &rng));
+  std::vector<uint64_t> wide = {1, 2, UINT64_MAX - 2, UINT64_MAX / 2};
+  CheckSegmentsAgainstSearch(wide, ProbesAround(wide, &rng));
 }
 
 TEST(ExportIdMap, AMissInsideALongRunOfConsecutiveIdsIsFoundMissing) {

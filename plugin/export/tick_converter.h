@@ -8,6 +8,12 @@
 // converting never divides. Garbage calibration (zero or absurd rates, ticks or ns going
 // backwards) degrades that segment to an offset-only conversion instead of overflowing: every
 // step is done in 128 bits and saturated.
+// Every timestamp of the export is converted (three an event), and a run writes a Clock record
+// at each tick of its spool writer, so the segment is found through equal buckets of ticks
+// (twice as many as segments), each knowing the segment its first tick falls in: the segment
+// is that one or, rarely, one of the few that start inside the bucket, searched between the
+// bucket's and the next one's. Records bunched in a few buckets (a hostile spool) only widen
+// that search, which stays a binary one.
 #ifndef KATRACE_PLUGIN_EXPORT_TICK_CONVERTER_H_
 #define KATRACE_PLUGIN_EXPORT_TICK_CONVERTER_H_
 
@@ -47,20 +53,29 @@ class TickConverter {
     for (size_t i = 0; i + 1 < segments_.size(); ++i) segments_[i].mult = Rate(segments_[i], segments_[i + 1]);
     // Past the last record: the last segment's rate (a single record: offset only).
     if (segments_.size() >= 2) segments_.back().mult = segments_[segments_.size() - 2].mult;
+    IndexBuckets();
   }
 
   bool identity() const { return identity_; }
 
   uint64_t Ns(uint64_t ticks) const {
     if (identity_) return ticks;
-    // The segment that starts at or before |ticks|; before the first, the first (extrapolated).
-    size_t i = 0;
-    if (segments_.size() > 1) {
-      auto it = std::upper_bound(segments_.begin(), segments_.end(), ticks,
-                                 [](uint64_t t, const Segment& s) { return t < s.t0; });
-      i = it == segments_.begin() ? 0 : static_cast<size_t>(it - segments_.begin()) - 1;
-    }
-    return Convert(segments_[i], ticks);
+    return Convert(segments_[SegmentOf(ticks)], ticks);
+  }
+
+  // The segment that starts at or before |ticks|; before the first, the first (extrapolated);
+  // after the last, the last. Public for its test, which checks it against a plain search.
+  size_t SegmentOf(uint64_t ticks) const {
+    if (segments_.size() < 2 || ticks <= segments_.front().t0) return 0;
+    if (ticks >= segments_.back().t0) return segments_.size() - 1;
+    const size_t bucket = static_cast<size_t>((ticks - segments_.front().t0) >> bucket_shift_);
+    // The answer lies between the segment of this bucket's first tick and the next bucket's.
+    const size_t low = first_segment_[bucket], high = first_segment_[bucket + 1];
+    if (low == high || segments_[low + 1].t0 > ticks) return low;
+    auto it = std::upper_bound(segments_.begin() + static_cast<std::ptrdiff_t>(low) + 1,
+                               segments_.begin() + static_cast<std::ptrdiff_t>(high) + 1, ticks,
+                               [](uint64_t t, const Segment& s) { return t < s.t0; });
+    return static_cast<size_t>(it - segments_.begin()) - 1;
   }
 
  private:
@@ -91,8 +106,31 @@ class TickConverter {
     return static_cast<uint64_t>(ns);
   }
 
+  // Buckets of 2^bucket_shift_ ticks from the first record's, at least twice as many as the
+  // segments (at most 2^20) and together covering the last record's ticks; first_segment_[b] is
+  // the segment of bucket b's first tick, and first_segment_[buckets] the last segment.
+  void IndexBuckets() {
+    first_segment_.clear();
+    bucket_shift_ = 0;
+    if (segments_.size() < 2) return;
+    const size_t buckets = std::min<size_t>(size_t{1} << 20, std::max<size_t>(2, 2 * segments_.size()));
+    const uint64_t span = segments_.back().t0 - segments_.front().t0;
+    while (bucket_shift_ < 63 && (span >> bucket_shift_) >= buckets) ++bucket_shift_;
+    const size_t used = static_cast<size_t>(span >> bucket_shift_) + 1;
+    first_segment_.resize(used + 1);
+    size_t i = 0;
+    for (size_t b = 0; b < used; ++b) {
+      const uint64_t first_tick = segments_.front().t0 + (static_cast<uint64_t>(b) << bucket_shift_);
+      while (i + 1 < segments_.size() && segments_[i + 1].t0 <= first_tick) ++i;
+      first_segment_[b] = static_cast<uint32_t>(i);
+    }
+    first_segment_[used] = static_cast<uint32_t>(segments_.size() - 1);
+  }
+
   bool identity_ = true;
   std::vector<Segment> segments_;
+  int bucket_shift_ = 0;
+  std::vector<uint32_t> first_segment_;
 };
 
 }  // namespace exporting
