@@ -4,11 +4,14 @@
 // which order, does not depend on how the queue is built.
 //
 // Nearly every slice leaves through TakeBefore (the watermark passed its start), a few hundred at
-// a time from the few thousand waiting: those are picked out in one pass and sorted, which costs
-// far less than a heap pop each. When that pass would look at many waiting slices for each one
-// it takes (the watermark held back by an event open for long), or the reorder bound forces out
-// the single first one (PopFirst), the queue turns, for good, into a 4-ary heap: half as deep as
-// a binary one, its four children of a node on two cache lines.
+// a time, while thousands wait (tens of thousands where the watermark is held back by an event
+// open for long). So what waits is kept as sorted runs: what arrived since the last take is
+// sorted into a run of its own, and each run is kept at least twice as long as the next, by
+// merging the newest ones, so there are at most about log2(waiting) runs and an entry is merged
+// about log2 times in its wait. A take is then each run's prefix before the watermark (a
+// compare an entry taken), sorted together when more than one run gave some. A scan of every
+// waiting entry at each take, or a heap pop per entry, cost several times more (10% of a real
+// spool's export, where the watermark waited at the start and the queue turned into a heap).
 #ifndef KATRACE_PLUGIN_EXPORT_START_ORDER_QUEUE_H_
 #define KATRACE_PLUGIN_EXPORT_START_ORDER_QUEUE_H_
 
@@ -16,6 +19,8 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 namespace katrace {
@@ -23,62 +28,60 @@ namespace exporting {
 
 class StartOrderQueue {
  public:
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
-  bool is_heap() const { return heap_; }  // visible for testing
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  size_t runs() const { return runs_.size(); }  // visible for testing
 
   void Push(uint64_t start, uint64_t end, uint32_t slot) {
-    entries_.emplace_back(start, end, seq_++, slot);
-    if (heap_) SiftUp(entries_.size() - 1);
+    incoming_.emplace_back(start, end, seq_++, slot);
+    ++size_;
   }
 
   // Appends to |out|, in order, the slots of every entry that starts before |before|, and
   // removes them.
   void TakeBefore(uint64_t before, std::vector<uint32_t>* out) {
-    if (!heap_) {
-      taken_.clear();
-      size_t kept = 0;
-      for (const Entry& e : entries_) {
-        if (e.start < before) {
-          taken_.push_back(e);
-        } else {
-          entries_[kept++] = e;
-        }
+    SealIncoming();
+    taken_.clear();
+    size_t giving = 0;
+    for (Run& run : runs_) {
+      const size_t first = taken_.size();
+      while (run.head < run.entries.size() && run.entries[run.head].start < before) {
+        taken_.push_back(run.entries[run.head++]);
       }
-      const size_t scanned = entries_.size();
-      entries_.resize(kept);
-      std::sort(taken_.begin(), taken_.end(), ByOrder());
-      for (const Entry& e : taken_) out->push_back(e.slot);
-      if (scanned > kScanLimit && scanned > kScanPerTaken * (taken_.size() + 1)) MakeHeap();
-      return;
+      if (taken_.size() != first) ++giving;
     }
-    while (!entries_.empty() && entries_.front().start < before) out->push_back(PopRoot());
+    if (giving > 1) std::sort(taken_.begin(), taken_.end(), ByOrder());
+    for (const Entry& e : taken_) out->push_back(e.slot);
+    size_ -= taken_.size();
+    DropEmptyRuns();
   }
 
-  // Removes the first entry and returns its slot.
+  // Removes the first entry and returns its slot; the queue must not be empty.
   uint32_t PopFirst() {
-    if (!heap_) MakeHeap();
-    return PopRoot();
+    SealIncoming();
+    size_t first = 0;
+    for (size_t r = 1; r < runs_.size(); ++r) {
+      if (Before(runs_[r].front(), runs_[first].front())) first = r;
+    }
+    const uint32_t slot = runs_[first].entries[runs_[first].head++].slot;
+    --size_;
+    DropEmptyRuns();
+    return slot;
   }
 
   // Appends every slot, in order, and empties the queue.
   void TakeAll(std::vector<uint32_t>* out) {
-    if (heap_) {
-      while (!entries_.empty()) out->push_back(PopRoot());
-      return;
-    }
-    std::sort(entries_.begin(), entries_.end(), ByOrder());
-    for (const Entry& e : entries_) out->push_back(e.slot);
-    entries_.clear();
+    SealIncoming();
+    taken_.clear();
+    for (Run& run : runs_) taken_.insert(taken_.end(), run.entries.begin() + Offset(run.head), run.entries.end());
+    if (runs_.size() > 1) std::sort(taken_.begin(), taken_.end(), ByOrder());
+    for (const Entry& e : taken_) out->push_back(e.slot);
+    for (Run& run : runs_) Recycle(&run.entries);
+    runs_.clear();
+    size_ = 0;
   }
 
  private:
-  static constexpr size_t kArity = 4;
-  // The one pass may look at up to this many waiting entries per entry it takes (and always at
-  // a few thousand) before the heap is the cheaper way.
-  static constexpr size_t kScanPerTaken = 32;
-  static constexpr size_t kScanLimit = 4096;
-
   struct Entry {
     // Built in place by emplace_back: a braced temporary went through the stack, and copying it
     // out stalled on the stores just made (store forwarding), most of a push.
@@ -98,54 +101,77 @@ class StartOrderQueue {
     bool operator()(const Entry& a, const Entry& b) const { return Before(a, b); }
   };
 
-  void MakeHeap() {
-    heap_ = true;
-    for (size_t i = entries_.size() / kArity + 1; i-- > 0;) {
-      if (i < entries_.size()) SiftDown(i, entries_[i]);
-    }
+  // Sorted entries; those before |head| have left.
+  struct Run {
+    std::vector<Entry> entries;
+    size_t head = 0;
+    size_t live() const { return entries.size() - head; }
+    const Entry& front() const { return entries[head]; }
+  };
+
+  void SealIncoming() {
+    if (incoming_.empty()) return;
+    std::sort(incoming_.begin(), incoming_.end(), ByOrder());
+    runs_.emplace_back();
+    runs_.back().entries.swap(incoming_);
+    incoming_ = TakeSpare();
+    while (runs_.size() >= 2 && runs_[runs_.size() - 2].live() <= 2 * runs_.back().live()) MergeNewestTwo();
   }
 
-  void SiftUp(size_t i) {
-    const Entry e = entries_[i];
-    while (i > 0) {
-      size_t parent = (i - 1) / kArity;
-      if (!Before(e, entries_[parent])) break;
-      entries_[i] = entries_[parent];
-      i = parent;
-    }
-    entries_[i] = e;
+  void MergeNewestTwo() {
+    Run& older = runs_[runs_.size() - 2];
+    Run& newer = runs_.back();
+    std::vector<Entry> merged = TakeSpare();
+    merged.reserve(older.live() + newer.live());
+    std::merge(older.entries.begin() + Offset(older.head), older.entries.end(),
+               newer.entries.begin() + Offset(newer.head), newer.entries.end(), std::back_inserter(merged),
+               ByOrder());
+    Recycle(&older.entries);
+    older.entries.swap(merged);
+    older.head = 0;
+    Recycle(&newer.entries);
+    runs_.pop_back();
   }
 
-  // Puts |e| in the hole at |i|, moving it down to where it belongs.
-  void SiftDown(size_t i, const Entry e) {
-    const size_t n = entries_.size();
-    for (;;) {
-      size_t child = i * kArity + 1;
-      if (child >= n) break;
-      size_t best = child;
-      const size_t end = child + kArity < n ? child + kArity : n;
-      for (size_t c = child + 1; c < end; ++c) {
-        if (Before(entries_[c], entries_[best])) best = c;
+  void DropEmptyRuns() {
+    size_t kept = 0;
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      if (runs_[r].live() == 0) {
+        Recycle(&runs_[r].entries);
+      } else {
+        if (kept != r) runs_[kept] = std::move(runs_[r]);
+        ++kept;
       }
-      if (!Before(entries_[best], e)) break;
-      entries_[i] = entries_[best];
-      i = best;
     }
-    entries_[i] = e;
+    runs_.resize(kept);
   }
 
-  uint32_t PopRoot() {
-    const uint32_t slot = entries_.front().slot;
-    const Entry last = entries_.back();
-    entries_.pop_back();
-    if (!entries_.empty()) SiftDown(0, last);
-    return slot;
+  // Emptied vectors keep their capacity for the next run, so the steady state allocates nothing;
+  // a few, none larger than a steady state's runs, so what the queue holds stays what waits.
+  std::vector<Entry> TakeSpare() {
+    if (spare_.empty()) return {};
+    std::vector<Entry> v = std::move(spare_.back());
+    spare_.pop_back();
+    return v;
   }
+  void Recycle(std::vector<Entry>* v) {
+    v->clear();
+    if (v->capacity() != 0 && v->capacity() <= kMaxSpareEntries && spare_.size() < kMaxSpare) {
+      spare_.push_back(std::move(*v));
+    }
+    *v = {};
+  }
+  static std::ptrdiff_t Offset(size_t i) { return static_cast<std::ptrdiff_t>(i); }
 
-  std::vector<Entry> entries_;  // a heap once heap_, else in arrival order
+  static constexpr size_t kMaxSpare = 8;
+  static constexpr size_t kMaxSpareEntries = size_t{1} << 14;
+
+  std::vector<Entry> incoming_;  // arrived since the last take, in arrival order
+  std::vector<Run> runs_;        // each at least twice as long as the next when sealed
   std::vector<Entry> taken_;
+  std::vector<std::vector<Entry>> spare_;
+  size_t size_ = 0;
   uint64_t seq_ = 0;
-  bool heap_ = false;
 };
 
 }  // namespace exporting
