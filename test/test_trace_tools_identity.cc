@@ -332,6 +332,68 @@ TEST_F(IdentityTest, MergeLeavesOutRanksAMergedInputAlreadyHolds) {
   }
 }
 
+// A merged trace that holds one capture's ranks twice, each copy under pids of its own, as a
+// merge that did not yet leave the second copy out made it (here made by hand from a merge of
+// one file: its events and its footer's input entry repeated under pids 2 and 3). Merged again
+// beside another file, and counted by katrace-stats, the second copy is left out and said once
+// a rank; the result is what the one copy gives.
+TEST_F(IdentityTest, ARankAMergedInputHoldsTwiceComesInOnce) {
+  const std::string both = Write("both.json", OneProcessOfTwoRanks());
+  const std::string lone = Write("lone.json", {StrayRankOne()});
+  const std::string merged = (dir_ / "m.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + merged + " " + both).exit_code, 0);
+  Json trace = Json::parse(katrace_test::ReadWholeFile(merged));
+  Json copies = Json::array();
+  for (const Json& e : trace["traceEvents"]) {
+    Json copy = e;
+    copy["pid"] = e["pid"].get<int64_t>() + 2;
+    copies.push_back(copy);
+  }
+  for (Json& copy : copies) trace["traceEvents"].push_back(copy);
+  Json& inputs = trace["otherData"]["katrace"]["inputs"];
+  ASSERT_EQ(inputs.size(), 1u);
+  Json second = inputs[0];
+  second["pids"] = Json::array({2, 3});
+  second["pid_remap"] = Json::array({Json{{"from", 0}, {"to", 2}}, Json{{"from", 1}, {"to", 3}}});
+  inputs.push_back(second);
+  const std::string twice = (dir_ / "twice.json").string();
+  {
+    std::ofstream out(twice);
+    out << trace.dump();
+  }
+  ASSERT_EQ(Read(twice).Pids(), (std::set<int64_t>{0, 1, 2, 3}));
+
+  const std::string once = (dir_ / "once.json").string();
+  ASSERT_EQ(RunTool("katrace-merge", "-o " + once + " " + merged + " " + lone).exit_code, 0);
+  const std::string out = (dir_ / "out.json").string();
+  const ToolResult r = RunTool("katrace-merge", "-o " + out + " " + twice + " " + lone);
+  EXPECT_EQ(r.exit_code, 1) << "the merged trace is not all of its inputs: " << r.output;
+  EXPECT_NE(r.output.find(twice + ": rank 0 (node0, os pid 1000) is in it twice, as pids 0 and 2"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(twice + ": rank 1 (node0, os pid 1000) is in it twice, as pids 1 and 3"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(Occurrences(r.output, " twice, "), 2u) << r.output;
+  const Events got = Read(out), want = Read(once);
+  EXPECT_EQ(got.Pids(), want.Pids());
+  EXPECT_EQ(got.Count("Coll"), want.Count("Coll"));
+  EXPECT_EQ(got.all.size(), want.all.size());
+  const ToolResult check = RunTool("katrace-check", out);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+
+  // katrace-stats: the same events as the one copy, and the same lines.
+  auto events = [&](const std::string& args, int exit_code) {
+    const ToolResult s = RunTool("katrace-stats", "--report host " + args);
+    EXPECT_EQ(s.exit_code, exit_code) << args << ": " << s.output;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(s.output, m, std::regex(" ([0-9]+) events;"))) << s.output;
+    EXPECT_EQ(Occurrences(s.output, " twice, "), exit_code == 0 ? 0u : 2u) << s.output;
+    return m.size() > 1 ? m[1].str() : "";
+  };
+  EXPECT_EQ(events(twice + " " + lone, 1), events(merged + " " + lone, 0));
+}
+
 // A merged input's footer names the ranks it holds; one that lies (wrong types, a remap that is
 // not a list, merges nested past any real depth) names none it cannot read, and the merge goes on
 // as for ranks of another capture: it moves them to free pids.

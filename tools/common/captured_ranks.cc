@@ -30,7 +30,7 @@ int64_t InputPid(const Json& input, int64_t pid) {
 // file's pids there (null: this file is the outermost); a pid it lacks is not held there (a merge
 // that took this file in with --ranks kept only some).
 void AddMerged(const Json& footer, const std::map<int64_t, int64_t>* to_top, int depth,
-               std::map<CapturedRank, int64_t>* ranks) {
+               std::map<CapturedRank, int64_t>* ranks, std::vector<RankHeldTwice>* twice) {
   const Json* inputs = Field(footer, "inputs");
   if (depth > kMaxNesting || inputs == nullptr || !inputs->is_array()) return;
   for (const Json& input : *inputs) {
@@ -49,7 +49,7 @@ void AddMerged(const Json& footer, const std::map<int64_t, int64_t>* to_top, int
       }
     }
     if (StringField(*part, "format") == kMergedFormat) {
-      AddMerged(*part, &own_to_top, depth + 1, ranks);
+      AddMerged(*part, &own_to_top, depth + 1, ranks, twice);
       continue;
     }
     CapturedRank rank;
@@ -63,7 +63,8 @@ void AddMerged(const Json& footer, const std::map<int64_t, int64_t>* to_top, int
     rank.host = host->get<std::string>();
     for (const auto& [own, top] : own_to_top) {
       rank.pid = own;
-      ranks->emplace(rank, top);
+      const auto [held, first] = ranks->emplace(rank, top);
+      if (!first && held->second != top && twice != nullptr) twice->push_back({rank, held->second, top});
     }
   }
 }
@@ -78,9 +79,9 @@ std::map<CapturedRank, int64_t> CapturedRanksOf(const TraceHeader& header) {
   return ranks;
 }
 
-std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer) {
+std::map<CapturedRank, int64_t> CapturedRanksOfMerged(const Json& merged_footer, std::vector<RankHeldTwice>* twice) {
   std::map<CapturedRank, int64_t> ranks;
-  AddMerged(merged_footer, nullptr, 0, &ranks);
+  AddMerged(merged_footer, nullptr, 0, &ranks, twice);
   return ranks;
 }
 
@@ -95,7 +96,8 @@ std::vector<HeldElsewhere> RanksHeldElsewhere(const std::vector<TraceInput>& inp
     Json footer;
   };
   std::map<CapturedRank, size_t> holder;  // -> the input that keeps it
-  auto claim = [&](size_t i, const std::map<CapturedRank, int64_t>& ranks) {
+  // |twice|: the other pids of ranks |i| holds twice, already left out (a merged input).
+  auto claim = [&](size_t i, const std::map<CapturedRank, int64_t>& ranks, size_t twice) {
     for (const auto& [rank, pid] : ranks) {
       auto [at, first] = holder.emplace(rank, i);
       if (first) continue;
@@ -104,7 +106,7 @@ std::vector<HeldElsewhere> RanksHeldElsewhere(const std::vector<TraceInput>& inp
                    static_cast<long long>(rank.os_pid), inputs[at->second].path.c_str());
       held[i].pids.insert(pid);
     }
-    held[i].all = !held[i].pids.empty() && held[i].pids.size() == ranks.size();
+    held[i].all = !held[i].pids.empty() && held[i].pids.size() == ranks.size() + twice;
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].header.rebased) continue;
@@ -112,10 +114,22 @@ std::vector<HeldElsewhere> RanksHeldElsewhere(const std::vector<TraceInput>& inp
     ReadOptions options;
     options.tool = tool;
     ReadTrace(inputs[i].path, &pass, options);
-    if (pass.footer.is_object()) claim(i, CapturedRanksOfMerged(pass.footer));
+    if (!pass.footer.is_object()) continue;
+    std::vector<RankHeldTwice> twice;
+    const std::map<CapturedRank, int64_t> ranks = CapturedRanksOfMerged(pass.footer, &twice);
+    for (const RankHeldTwice& t : twice) {
+      std::fprintf(stderr,
+                   "%s: %s: rank %lld (%s, os pid %lld) is in it twice, as pids %lld and %lld (its capture "
+                   "reached the merge that made it twice); pid %lld left out\n",
+                   tool.c_str(), inputs[i].path.c_str(), static_cast<long long>(t.rank.pid), t.rank.host.c_str(),
+                   static_cast<long long>(t.rank.os_pid), static_cast<long long>(t.first_pid),
+                   static_cast<long long>(t.pid), static_cast<long long>(t.pid));
+      held[i].pids.insert(t.pid);
+    }
+    claim(i, ranks, twice.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].header.rebased) claim(i, CapturedRanksOf(inputs[i].header));
+    if (!inputs[i].header.rebased) claim(i, CapturedRanksOf(inputs[i].header), 0);
   }
   return held;
 }
