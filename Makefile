@@ -100,6 +100,24 @@ TEST_BINS :=
 TSAN_SKIPPED_TEST_BINS :=
 BENCH_BINS :=
 
+# Files compiled as one translation unit: a generated file that includes each of them. What a
+# file of the suites or of the trace tools costs to build is mostly the inline code of
+# GoogleTest, nlohmann::json and the standard library that it instantiates, and that is then
+# compiled once per unit instead of once per file (test_plugin's 12 files: 44 s of CPU apart,
+# 11 s as one; the trace tools' 42 files: 122 s apart, 54 s as four). Each file still includes
+# all it uses, so it also builds alone; the names in the anonymous namespaces of one unit's files
+# must differ. $(call katrace_unit,DIR,NAME,FILES) is the object of the unit
+# $(BUILD)/obj/DIR/units/NAME.cc, whose text is rewritten only when the list of files changes;
+# DIR's module gives the rule that compiles it.
+katrace_unit = $(eval $(call katrace_unit_source,$(1),$(2),$(3)))$(BUILD)/obj/$(1)/units/$(2).o
+define katrace_unit_source
+$(BUILD)/obj/$(1)/units/$(2).cc: katrace-unit-list
+	@mkdir -p $$(dir $$@)
+	@printf '#include "%s"\n' $(3) >$$@.new
+	@if cmp -s $$@.new $$@; then rm -f $$@.new; else mv -f $$@.new $$@; fi
+endef
+.PHONY: katrace-unit-list
+
 .PHONY: all test test-bins demo bench tsan asan check clean deps
 # Keep intermediate objects: no trailing "rm" after the test summary, no rebuilds next time.
 .SECONDARY:

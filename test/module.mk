@@ -6,21 +6,8 @@
 # building them under TSan saves about a minute and a half of the check's CPU.
 SUITE_TOOLS_DIR ?= $(BUILD)/bin
 
-# A suite of several files is compiled as one translation unit: a generated file that includes
-# each of them. What a suite's file costs to build is mostly the inline code of GoogleTest,
-# nlohmann::json and the standard library that it instantiates, and that is then compiled once
-# per suite instead of once per file (test_plugin's 12 files: 44 s of CPU apart, 11 s as one).
-# Each file still includes all it uses, so it also builds alone; the names in the anonymous
-# namespaces of one suite's files must differ. $(call katrace_suite_unit,NAME,FILES) is the
-# object of NAME's unit; the unit's text is rewritten only when the list of files changes.
-katrace_suite_unit = $(eval $(call katrace_suite_unit_source,$(1),$(2)))$(BUILD)/obj/test/units/$(1).o
-define katrace_suite_unit_source
-$(BUILD)/obj/test/units/$(1).cc: katrace-suite-unit-list
-	@mkdir -p $$(dir $$@)
-	@printf '#include "%s"\n' $(2) >$$@.new
-	@if cmp -s $$@.new $$@; then rm -f $$@.new; else mv -f $$@.new $$@; fi
-endef
-.PHONY: katrace-suite-unit-list
+# A suite of several files is compiled as one translation unit (katrace_unit, in the Makefile).
+katrace_suite_unit = $(call katrace_unit,test,$(1),$(2))
 
 include $(filter-out test/module.mk,$(wildcard test/*.mk))
 

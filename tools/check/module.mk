@@ -1,7 +1,9 @@
 # katrace-check: validates traces as Perfetto's JSON importer reads them.
 include tools/common/objs.mk
 KATRACE_CHECK_BIN := $(BUILD)/bin/katrace-check
-KATRACE_CHECK_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard tools/check/*.cc))
+# One translation unit but for main.o, which the fuzz replay suite leaves out (test/fuzz.mk).
+KATRACE_CHECK_OBJS := $(call katrace_unit,tools,check,$(filter-out %/main.cc,$(wildcard tools/check/*.cc))) \
+    $(BUILD)/obj/tools/check/main.o
 
 $(KATRACE_CHECK_BIN): $(KATRACE_CHECK_OBJS) $(KATRACE_TOOLS_COMMON_OBJS)
 	@mkdir -p $(dir $@)

@@ -44,10 +44,6 @@ int64_t SaturatingSub(int64_t a, int64_t b) {
   return b > 0 ? INT64_MIN : INT64_MAX;
 }
 
-std::string Span(int64_t a, int64_t b) {
-  return "[" + NsToUsText(a) + ", " + NsToUsText(b) + "] us";
-}
-
 }  // namespace
 
 bool ParentLinks::Less::operator()(const Record& a, const Record& b) const {
@@ -129,8 +125,8 @@ void ParentLinks::Check(bool missing_parent_is_error, Diagnostics* diag) {
     if (r.a_ns < SaturatingSub(target.a_ns, slack_ns_) ||
         r.b_ns > SaturatingAdd(target.b_ns, slack_ns_)) {
       diag->Error("gpu-extent", r.line,
-                  who + " " + Span(r.a_ns, r.b_ns) + " lies outside its " + target_kind +
-                      "'s GPU extent " + Span(target.a_ns, target.b_ns) + " (" + target_ref +
+                  who + " " + NsSpanToUsText(r.a_ns, r.b_ns) + " lies outside its " + target_kind +
+                      "'s GPU extent " + NsSpanToUsText(target.a_ns, target.b_ns) + " (" + target_ref +
                       ")");
     }
   }

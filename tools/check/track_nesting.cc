@@ -6,13 +6,6 @@
 #include "tools/common/json_fields.h"
 
 namespace katrace::tools {
-namespace {
-
-std::string Span(int64_t start_ns, int64_t end_ns) {
-  return "[" + NsToUsText(start_ns) + ", " + NsToUsText(end_ns) + "] us";
-}
-
-}  // namespace
 
 bool TrackNesting::Less::operator()(const Record& a, const Record& b) const {
   // Longer first at equal start: that is the parent.
@@ -73,9 +66,9 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRu
     if (!stack.empty() && r.end_ns > stack.back().end_ns) {
       const Record& open = stack.back();
       diag->Error("nesting", r.line,
-                  "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
+                  "event #" + std::to_string(r.index) + " " + NsSpanToUsText(r.start_ns, r.end_ns) +
                       " partially overlaps event #" + std::to_string(open.index) + " (" +
-                      diag->Position(open.line) + ") " + Span(open.start_ns, open.end_ns) +
+                      diag->Position(open.line) + ") " + NsSpanToUsText(open.start_ns, open.end_ns) +
                       " on track " + track_name + "; Perfetto moves one to an overflow track");
       continue;  // as Perfetto does, keep the first one on the track
     }
@@ -94,9 +87,9 @@ void TrackNesting::Check(const std::vector<std::string>& track_names, AncestryRu
     if (have_longer && longer.index > r.index) {
       const Record& it = longer;
       diag->Error("nesting", r.line,
-                  "event #" + std::to_string(r.index) + " " + Span(r.start_ns, r.end_ns) +
+                  "event #" + std::to_string(r.index) + " " + NsSpanToUsText(r.start_ns, r.end_ns) +
                       " starts with the longer event #" + std::to_string(it.index) + " (" +
-                      diag->Position(it.line) + ") " + Span(it.start_ns, it.end_ns) +
+                      diag->Position(it.line) + ") " + NsSpanToUsText(it.start_ns, it.end_ns) +
                       " on track " + track_name +
                       " but comes first in the file; Perfetto keeps file order for equal "
                       "ts, so the longer one cannot nest (write same-start parents first)");

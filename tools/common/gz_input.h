@@ -22,6 +22,9 @@
 
 namespace katrace::tools {
 
+// What sgetc and sbumpc return at the end of the input.
+inline constexpr int kEof = std::char_traits<char>::eof();
+
 class GzInput : public std::streambuf {
  public:
   GzInput();

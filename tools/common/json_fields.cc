@@ -64,6 +64,10 @@ std::string NsToUsText(int64_t ns) {
   return std::string(buf, p);
 }
 
+std::string NsSpanToUsText(int64_t start_ns, int64_t end_ns) {
+  return "[" + NsToUsText(start_ns) + ", " + NsToUsText(end_ns) + "] us";
+}
+
 const char* JsonTypeName(const Json& value) {
   switch (value.type()) {
     case Json::value_t::null: return "null";

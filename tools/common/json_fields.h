@@ -36,6 +36,8 @@ bool AsUint64(const Json& value, uint64_t* out);
 bool UsToNs(const Json& value, int64_t* ns);
 // Exact "<int>.<3 digits>" microseconds for integer nanoseconds, e.g. -1500 -> "-1.500".
 std::string NsToUsText(int64_t ns);
+// "[<start>, <end>] us", each as NsToUsText writes it: an interval in a message.
+std::string NsSpanToUsText(int64_t start_ns, int64_t end_ns);
 // "string", "integer", "number", "object", ... for messages.
 const char* JsonTypeName(const Json& value);
 // The string at |object|.|key|, or |fallback| when absent or not a string.

@@ -13,8 +13,6 @@
 namespace katrace::tools {
 namespace {
 
-constexpr int kEof = std::char_traits<char>::eof();
-
 constexpr bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
 // What a number token is made of; IsJsonNumber then checks their order.

@@ -32,8 +32,6 @@ namespace {
 
 namespace pf = katrace::pftrace;
 
-constexpr int kEof = std::char_traits<char>::eof();
-
 // What an entry of a table here costs beyond its strings (node, hash bucket, allocator), about;
 // the reader's state counts against ReadOptions::max_held_bytes with the held events.
 constexpr uint64_t kEntryBytes = 64;
@@ -1053,7 +1051,7 @@ bool LooksLikePftrace(GzInput* input) {
   // 0x0a is also a newline: JSON's leading blanks run on to more blanks, '{' or '['. katrace's
   // first packet (its clock snapshot) is 40 to 80 bytes, so its length byte is none of those.
   const int next = input->PeekBuffered(1);
-  return next != std::char_traits<char>::eof() && next != ' ' && next != '\t' && next != '\r' &&
+  return next != kEof && next != ' ' && next != '\t' && next != '\r' &&
          next != '\n' && next != '{' && next != '[';
 }
 
