@@ -118,6 +118,27 @@ $(BUILD)/obj/$(1)/units/$(2).cc: katrace-unit-list
 endef
 .PHONY: katrace-unit-list
 
+# $(eval $(call katrace_precompiled,HEADER,COPY,OBJS,DIR)): OBJS and DIR's units include HEADER
+# first (-include), from a GCC precompiled header built once per tree with their flags. GCC takes
+# X.h.gch in place of the X.h it is asked to include when both lie side by side and the flags
+# match, so HEADER is copied to COPY beside its .gch; a compiler that cannot use the .gch (clang,
+# other flags) reads the copy as a plain header, and the build is the same but for its time.
+define katrace_precompiled
+$(2): $(1)
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+
+$(2).gch: $(2) | deps
+	$$(CXX) $$(CPPFLAGS) $$(CXXFLAGS) -x c++-header $$< -o $$@
+
+$(3): $(2).gch
+$(3): private CPPFLAGS += -include $(2)
+$$(BUILD)/obj/$(4)/units/%.o: private CPPFLAGS += -include $(2)
+$$(BUILD)/obj/$(4)/units/%.o: $$(BUILD)/obj/$(4)/units/%.cc $(2).gch | deps
+	@mkdir -p $$(dir $$@)
+	$$(CXX) $$(CPPFLAGS) $$(CXXFLAGS) -c $$< -o $$@
+endef
+
 .PHONY: all test test-bins demo bench tsan asan check clean deps
 # Keep intermediate objects: no trailing "rm" after the test summary, no rebuilds next time.
 .SECONDARY:

@@ -11,25 +11,9 @@ katrace_suite_unit = $(call katrace_unit,test,$(1),$(2))
 
 include $(filter-out test/module.mk,$(wildcard test/*.mk))
 
-# The suites' files (test/*.cc) include test/support/precompiled_headers.h first (-include), from
-# a GCC precompiled header built once per tree with their own flags. GCC takes X.h.gch in place of
-# the X.h it is asked to include when both lie side by side and the flags match, so the header is
-# copied beside its .gch; a compiler that cannot use the .gch (clang, other flags) reads the copy
-# as a plain header, and the build is the same but for its time.
+# The suites' files (test/*.cc) and units include test/support/precompiled_headers.h first, from
+# a precompiled header built with their flags (katrace_precompiled, in the Makefile).
 TEST_PCH := $(BUILD)/obj/pch/precompiled_headers.h
 TEST_SUITE_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard test/*.cc))
-
-$(TEST_PCH): test/support/precompiled_headers.h
-	@mkdir -p $(dir $@)
-	cp $< $@
-
 $(TEST_PCH).gch: CODE_OPT = $(TEST_OPT)
-$(TEST_PCH).gch: $(TEST_PCH) | deps
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -x c++-header $< -o $@
-
-$(TEST_SUITE_OBJS): $(TEST_PCH).gch
-$(TEST_SUITE_OBJS): private CPPFLAGS += -include $(TEST_PCH)
-$(BUILD)/obj/test/units/%.o: private CPPFLAGS += -include $(TEST_PCH)
-$(BUILD)/obj/test/units/%.o: $(BUILD)/obj/test/units/%.cc $(TEST_PCH).gch | deps
-	@mkdir -p $(dir $@)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+$(eval $(call katrace_precompiled,test/support/precompiled_headers.h,$(TEST_PCH),$(TEST_SUITE_OBJS),test))
