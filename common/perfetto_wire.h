@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace katrace {
 namespace pftrace {
@@ -156,6 +157,17 @@ inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
   }
   *p++ = static_cast<uint8_t>(v);
   return p;
+}
+
+// Writes |v| as a fixed64 (little-endian) at |p|; returns the end. One store on a little-endian
+// host, where a loop of eight byte stores was an eighth of an annotation's instructions.
+inline uint8_t* PutFixed64(uint8_t* p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, sizeof(v));
+#else
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+#endif
+  return p + 8;
 }
 
 // Seven bits a byte, from the highest set bit: computed, not looped. A loop that stops after a

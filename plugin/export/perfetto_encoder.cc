@@ -310,10 +310,9 @@ __attribute__((noinline)) uint64_t PerfettoEncoder::ArgNameMiss(std::string_view
 inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg& a) {
   namespace an = pf::annotation;
   const uint64_t key = ArgNameIid(a.key);
-  // The value's tag and payload are worked out first, so that the annotation's length is known
-  // and its bytes go straight into the event. (Built in a small array and then copied, its bytes
-  // were stored one at a time and loaded back as words at once: the load waited on the stores at
-  // every annotation.)
+  // The value's tag and payload are worked out first, then the annotation's bytes go straight
+  // into the event. (Built in a small array and then copied, its bytes were stored one at a time
+  // and loaded back as words at once: the load waited on the stores at every annotation.)
   uint32_t tag;
   uint64_t payload;  // a varint, or a double's bits (fixed64)
   bool fixed = false;
@@ -348,25 +347,28 @@ inline __attribute__((always_inline)) void PerfettoEncoder::Annotation(const Arg
       break;
   }
   if (key == 0) return SlowAnnotation(a, key);
-  // Every value tag is one byte but string_value_iid's (17 << 3), two: written without a loop.
+  // The annotation's length is one byte (at most 1 + 10 + 2 + 10), written once its body is: no
+  // varint is sized before it is written.
+  constexpr size_t kMostBody = 1 + pf::kMaxVarintBytes + 2 + pf::kMaxVarintBytes;
+  static_assert(kMostBody < 0x80, "an annotation's length is one byte");
+  uint8_t* p = event_.Room(2 + kMostBody);
+  p[0] = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
+  uint8_t* const body = p + 2;
+  uint8_t* q = body;
+  *q++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
+  q = pf::PutVarint(q, key);
+  // Every value tag is one byte but string_value_iid's (17 << 3), two.
   static_assert(pf::Tag(an::kStringValueIid, pf::kVarint) < 0x4000, "value tags fit two bytes");
-  const size_t tag_size = tag < 0x80 ? 1 : 2;
-  const size_t body = 1 + pf::VarintSize(key) + tag_size + (fixed ? 8 : pf::VarintSize(payload));
-  uint8_t* p = event_.Room(1 + 4 * pf::kMaxVarintBytes + 8);
-  *p++ = static_cast<uint8_t>(pf::Tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
-  static_assert(1 + pf::kMaxVarintBytes + 2 + pf::kMaxVarintBytes < 0x80, "an annotation's length is one byte");
-  *p++ = static_cast<uint8_t>(body);
-  *p++ = static_cast<uint8_t>(pf::Tag(an::kNameIid, pf::kVarint));
-  p = pf::PutVarint(p, key);
-  p[0] = static_cast<uint8_t>(tag | (tag_size == 2 ? 0x80 : 0));
-  p[1] = static_cast<uint8_t>(tag >> 7);  // in the room taken; the payload overwrites it after a one-byte tag
-  p += tag_size;
+  q[0] = static_cast<uint8_t>(tag | (tag >= 0x80 ? 0x80 : 0));
+  q[1] = static_cast<uint8_t>(tag >> 7);  // in the room taken; the payload overwrites it after a one-byte tag
+  q += tag >= 0x80 ? 2 : 1;
   if (fixed) {
-    for (int i = 0; i < 8; ++i) *p++ = static_cast<uint8_t>(payload >> (8 * i));  // little-endian
+    q = pf::PutFixed64(q, payload);
   } else {
-    p = pf::PutVarint(p, payload);
+    q = pf::PutVarint(q, payload);
   }
-  event_.Done(p);
+  p[1] = static_cast<uint8_t>(q - body);
+  event_.Done(q);
 }
 
 // An annotation with its key or its string inline: an interning table is full.

@@ -38,7 +38,7 @@ class ProtoBytes {
   void Fixed64(uint32_t field, uint64_t v) {
     uint8_t* p = Room(pftrace::kMaxVarintBytes + 8);
     p = pftrace::PutVarint(p, pftrace::Tag(field, pftrace::kFixed64));
-    for (int i = 0; i < 8; ++i) *p++ = static_cast<uint8_t>(v >> (8 * i));  // little-endian
+    p = pftrace::PutFixed64(p, v);
     Done(p);
   }
   void Double(uint32_t field, double v) {
