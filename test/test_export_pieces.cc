@@ -295,12 +295,46 @@ TEST(ExportJsonOut, NumbersAreJsonBuffersBytes) {
   out.String("plain").String("a \"quoted\"\\ and\ttab \x01");
   ref.String("plain").String("a \"quoted\"\\ and\ttab \x01");
   EXPECT_EQ(std::string(out.data(), out.size()), ref.str());
+  // Hex digits as the C library writes them, every digit in every place.
+  JsonOut hex;
+  std::string want;
+  for (int i = 0; i < 2000; ++i) {
+    const uint64_t v = i < 16 ? uint64_t{0x0123456789abcdefull} << (4 * i) : rng() >> (rng() % 64);
+    hex.Hex64(v).Char(' ');
+    char digits[24];
+    snprintf(digits, sizeof(digits), "%016llx ", static_cast<unsigned long long>(v));
+    want += digits;
+  }
+  EXPECT_EQ(std::string(hex.data(), hex.size()), want);
   JsonOut fast;
   fast.Micros(INT64_MIN);
   EXPECT_EQ(std::string(fast.data(), fast.size()), "-9223372036854775.808");
   JsonBuffer plain;
   plain.Micros(INT64_MIN);
   EXPECT_EQ(plain.str(), "-9223372036854775.808");
+}
+
+// Plain reads eight bytes at a time: every byte value, at every place in strings of every
+// length up to three words, against the rule said one byte at a time.
+TEST(ExportJsonOut, PlainFindsEveryByteThatNeedsEscapingWherever) {
+  auto plain_byte = [](int c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; };
+  EXPECT_TRUE(JsonOut::Plain(std::string_view()));
+  for (size_t n = 1; n <= 24; ++n) {
+    for (size_t at = 0; at < n; ++at) {
+      for (int c = 0; c < 256; ++c) {
+        std::string s(n, 'x');
+        s[at] = static_cast<char>(c);
+        ASSERT_EQ(JsonOut::Plain(s), plain_byte(c)) << "byte " << c << " at " << at << " of " << n;
+      }
+    }
+  }
+  // Two bytes side by side, where the word arithmetic could borrow from one into the other.
+  for (int lo = 0; lo < 256; ++lo) {
+    for (int hi : {0x00, 0x1f, 0x20, 0x21, 0x22, 0x5c, 0x7f, 0x80, 0xa0, 0xff}) {
+      const std::string s = {static_cast<char>(lo), static_cast<char>(hi), 'a', 'b', 'c', 'd', 'e', 'f', 'g'};
+      ASSERT_EQ(JsonOut::Plain(s), plain_byte(lo) && plain_byte(hi)) << lo << " " << hi;
+    }
+  }
 }
 
 std::string TempPath(const char* name) {

@@ -127,13 +127,24 @@ class JsonOut {
     return p + 16;
   }
   // True when |s| goes between quotes as it is (no control bytes, quotes, backslashes or
-  // non-ASCII); PutPlainString takes only such a string.
+  // non-ASCII); PutPlainString takes only such a string. Eight bytes at a time: a byte loop was
+  // a fifth of a JSON slice's own instructions (its name and each string argument are checked).
   static bool Plain(std::string_view s) {
-    for (char ch : s) {
-      unsigned char c = static_cast<unsigned char>(ch);
-      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+    const char* p = s.data();
+    const size_t n = s.size();
+    if (n < 8) {
+      uint64_t w = kOnes * 'a';  // padded with a plain byte
+      if (n != 0) memcpy(&w, p, n);
+      return PlainWord(w);
     }
-    return true;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      uint64_t w;
+      memcpy(&w, p + i, 8);
+      if (!PlainWord(w)) return false;
+    }
+    uint64_t last;  // the last eight bytes, overlapping the words before
+    memcpy(&last, p + n - 8, 8);
+    return PlainWord(last);
   }
   static char* PutPlainString(char* p, std::string_view s) {
     *p++ = '"';
@@ -152,6 +163,17 @@ class JsonOut {
   }
 
  private:
+  static constexpr uint64_t kOnes = 0x0101010101010101ull;
+  static constexpr uint64_t kHighBits = kOnes * 0x80;
+  // Nonzero when a byte of |w| is 0 (exact as a truth value; the bit set may not be that byte's).
+  static constexpr uint64_t ZeroByte(uint64_t w) { return (w - kOnes) & ~w & kHighBits; }
+  // True when no byte of |w| is a control byte, non-ASCII, a quote or a backslash. A byte below
+  // 0x20 is found as in ZeroByte, its subtrahend 0x20 (exact for any subtrahend up to 0x80).
+  static constexpr bool PlainWord(uint64_t w) {
+    const uint64_t below_space = (w - kOnes * 0x20) & ~w;
+    return ((below_space | w | ZeroByte(w ^ (kOnes * '"')) | ZeroByte(w ^ (kOnes * '\\'))) & kHighBits) == 0;
+  }
+
   static constexpr char kHexPairs[] =
       "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
       "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
