@@ -1,5 +1,6 @@
-// Hands assembled events from the thread that merges and assembles them to the thread that lays
-// them out and writes the JSON, in batches, so the two halves of the export run on two cores.
+// Hands assembled events (with their placed GPU times) from the thread that merges and assembles
+// them to the thread that lays them out and encodes them, in batches, so the two halves of the
+// export run on two cores.
 // Bounded: at most kMaxBatches batches of kBatchEvents events exist at once (a full pipe blocks
 // the producer), and their storage is recycled, so memory stays a few MiB whatever the length.
 // Counter samples travel in the same batch with the position they had among the events, so the
@@ -18,6 +19,7 @@
 
 #include "katrace/spool_format.h"
 #include "plugin/export/assembled_event.h"
+#include "plugin/export/gpu_placement.h"
 
 namespace katrace {
 namespace exporting {
@@ -31,10 +33,13 @@ struct CounterSample {
 
 struct EventBatch {
   std::vector<AssembledEvent> events;
+  // spans[i]: events[i]'s GPU times, placed by the producer (the consumer's half is the longer).
+  std::vector<GpuSpan> spans;
   std::vector<CounterSample> samples;
   uint64_t watermark_ns = 0;  // no later batch holds an event that starts before this
   void clear() {
     events.clear();
+    spans.clear();
     samples.clear();
     watermark_ns = 0;
   }
@@ -58,6 +63,7 @@ class EventPipe {
     ++created_;
     auto b = std::make_unique<EventBatch>();
     b->events.reserve(kBatchEvents);
+    b->spans.reserve(kBatchEvents);
     return b;
   }
   // Producer: a filled batch, in order.

@@ -217,8 +217,9 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   ExportSummary summary(encoder.get(), options.summary || !options.summary_path.empty());
   TraceLayout layout(process, &summary);
   const GpuPlacement placement(&clocks, process.base_monotonic_ns, process.end_monotonic_ns);
-  // Two halves: this thread merges and assembles; the layout, the summary and the JSON run on a
-  // second thread fed in batches (inline when only one thread is allowed), so both cores work.
+  // Two halves: this thread merges, assembles and places GPU times; the layout, the summary and
+  // the encoder run on a second thread fed in batches (inline when only one thread is allowed),
+  // so both cores work. The second half is the longer: what needs no layout is done here.
   EventPipe pipe;
   auto consume = [&](const EventBatch& b) {
     size_t s = 0;
@@ -228,7 +229,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
         layout.Counters(b.samples[s].host_ns, c.dropped, c.drain, false);
       }
       if (i == b.events.size()) break;
-      layout.Add(b.events[i], placement.Place(b.events[i]));
+      layout.Add(b.events[i], b.spans[i]);
     }
     layout.Advance(b.watermark_ns);
   };
@@ -264,6 +265,7 @@ ExportReport Run(const std::string& spool_path, const ExportOptions& options) {
   size_t max_live = std::max<size_t>(options.memory_budget / 256, 1024);
   EventAssembler assembler(index, max_live, [&](const AssembledEvent& e) {
     batch->events.push_back(e);
+    batch->spans.push_back(placement.Place(e));
     if (batch->events.size() >= EventPipe::kBatchEvents) hand_over();
   });
   assembler_ptr = &assembler;
