@@ -180,12 +180,49 @@ size_t AppendArgs(const ArgSpec* specs, size_t n, const ArgContext& c, Arg* out)
   return written;
 }
 
+namespace {
+
+// A kind's whole list of slice arguments (the common ones, its own, its GPU facts) in one array,
+// so that a slice's are written by one loop. Text slots are counted from the first argument, as
+// in the kind's own list: the common arguments and the GPU facts have none.
+struct SliceArgList {
+  ArgSpec specs[kMaxSliceArgs];
+  size_t n = 0;
+};
+
+constexpr bool HasText(const ArgSpec* specs, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (specs[i].source == ArgSource::kFieldText) return true;
+  }
+  return false;
+}
+static_assert(!HasText(kCommonArgs, sizeof(kCommonArgs) / sizeof(kCommonArgs[0])) &&
+                  !HasText(kGpuFacts, sizeof(kGpuFacts) / sizeof(kGpuFacts[0])),
+              "only a kind's own arguments read its texts");
+
+const SliceArgList& SliceArgsOf(Kind k) {
+  // Held by value: the plugin is unloaded with dlclose, which would leave a heap table behind.
+  static const std::array<SliceArgList, kKindCount> lists = [] {
+    std::array<SliceArgList, kKindCount> t{};
+    for (int kind = 0; kind < kKindCount; ++kind) {
+      const KindSchema& s = kKindSchema[kind];
+      SliceArgList& l = t[kind];
+      for (const ArgSpec& a : kCommonArgs) l.specs[l.n++] = a;
+      for (size_t i = 0; i < s.nargs; ++i) l.specs[l.n++] = s.args[i];
+      if (s.gpu_facts) {
+        for (const ArgSpec& a : kGpuFacts) l.specs[l.n++] = a;
+      }
+    }
+    return t;
+  }();
+  return lists[static_cast<size_t>(k)];
+}
+
+}  // namespace
+
 size_t EventArgs(const ArgContext& c, Arg* out) {
-  const KindSchema& s = SchemaOf(c.e.kind);
-  size_t n = AppendArgs(kCommonArgs, sizeof(kCommonArgs) / sizeof(kCommonArgs[0]), c, out);
-  n += AppendArgs(s.args, s.nargs, c, out + n);
-  if (s.gpu_facts) n += AppendArgs(kGpuFacts, sizeof(kGpuFacts) / sizeof(kGpuFacts[0]), c, out + n);
-  return n;
+  const SliceArgList& l = SliceArgsOf(c.e.kind);
+  return AppendArgs(l.specs, l.n, c, out);
 }
 
 bool KindArg(const AssembledEvent& e, std::string_view key, Arg* out) {
