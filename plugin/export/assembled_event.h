@@ -58,6 +58,9 @@ struct AssembledEvent {
   Kind kind = Kind::kGroup;
   uint8_t channel = 0;
   uint8_t nstates = 0;
+  // The bytes of one element of its datatype, read off the datatype's name when its Start fields
+  // were read (ReadSchemaFields), so the layout's thread need not; 1 without a datatype.
+  uint8_t element_bytes = 1;
   int32_t comm_index = -1;  // into SpoolIndex::comms, -1 = unknown communicator
   // The Start fields of its kind, as recorded (zero past a short record).
   alignas(8) uint8_t fields[spool::kMaxStartFieldsBytes] = {};

@@ -71,18 +71,12 @@ const PayloadSource& PayloadSourceOf(Kind k) {
   return table[static_cast<size_t>(k)];
 }
 
-// count × the datatype's size, read off its name (NCCL's names carry their width).
+// count × the datatype's size (SetElementBytes).
 uint64_t PayloadBytes(const AssembledEvent& e) {
   const PayloadSource& p = PayloadSourceOf(e.kind);
   if (p.count == nullptr) return 0;
-  const uint64_t count = ReadUnsigned(e, *p.count);
-  const std::string* datatype = p.datatype_text >= 0 ? e.text[p.datatype_text] : nullptr;
-  if (datatype == nullptr) return count;
   // Unsigned multiplication: a garbage count wraps instead of overflowing.
-  if (datatype->find("64") != std::string::npos) return count * 8u;
-  if (datatype->find("32") != std::string::npos) return count * 4u;
-  if (datatype->find("16") != std::string::npos) return count * 2u;
-  return count;  // Int8, Uint8, Float8 variants
+  return ReadUnsigned(e, *p.count) * e.element_bytes;
 }
 
 bool StateTime(const AssembledEvent& e, int32_t state, uint64_t* ns) {
@@ -170,6 +164,21 @@ inline __attribute__((always_inline)) bool Evaluate(const ArgSpec& s, const ArgC
 }
 
 }  // namespace
+
+void SetElementBytes(AssembledEvent* e) {
+  const PayloadSource& p = PayloadSourceOf(e->kind);
+  const std::string* datatype = p.datatype_text >= 0 ? e->text[p.datatype_text] : nullptr;
+  e->element_bytes = 1;  // no datatype; Int8, Uint8, Float8 variants
+  if (datatype == nullptr) return;
+  // NCCL's names carry their width.
+  if (datatype->find("64") != std::string::npos) {
+    e->element_bytes = 8;
+  } else if (datatype->find("32") != std::string::npos) {
+    e->element_bytes = 4;
+  } else if (datatype->find("16") != std::string::npos) {
+    e->element_bytes = 2;
+  }
+}
 
 size_t AppendArgs(const ArgSpec* specs, size_t n, const ArgContext& c, Arg* out) {
   size_t written = 0;

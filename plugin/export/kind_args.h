@@ -51,6 +51,9 @@ size_t EventArgs(const ArgContext& c, Arg* out);
 // has none or it is absent.
 bool KindArg(const AssembledEvent& e, std::string_view key, Arg* out);
 
+// Sets |e|'s element_bytes from its datatype text, the schema's (ReadSchemaFields calls it).
+void SetElementBytes(AssembledEvent* e);
+
 // Resolves the interned strings of an event's Start fields (func and the others, kMaxTexts) and
 // its track coordinates and GPU stamps, as its schema locates them.
 template <typename Resolve>
@@ -75,6 +78,7 @@ void ReadSchemaFields(const Resolve& resolve, AssembledEvent* e) {
   for (size_t i = 0; i < s.nargs && text < kMaxTexts; ++i) {
     if (s.args[i].source == ArgSource::kFieldText) e->text[text++] = resolve(u32(s.args[i].at));
   }
+  SetElementBytes(e);
 }
 
 }  // namespace exporting
