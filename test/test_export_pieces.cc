@@ -185,7 +185,9 @@ TEST(ExportIdMap, AMissInsideALongRunOfConsecutiveIdsIsFoundMissing) {
 // Pushes, watermark takes and single pops in random mix, against a plain list of what waits:
 // what leaves, and in which order, must be what sorting the waiting entries says. |crowd| adds a
 // phase of many waiting entries and small takes (the watermark held back), and then single pops.
-void CheckQueueAgainstReference(uint32_t seed, bool crowd) {
+// Entries go to |streams| streams at random; with |ordered_streams| each stream's starts never
+// go back (the queue then merges them without sorting).
+void CheckQueueAgainstReference(uint32_t seed, bool crowd, size_t streams = 1, bool ordered_streams = false) {
   struct Item {
     uint64_t start, end;
     uint32_t slot;  // handed out in arrival order, so it breaks ties as arrival does
@@ -200,9 +202,12 @@ void CheckQueueAgainstReference(uint32_t seed, bool crowd) {
   std::vector<Item> waiting;
   uint32_t next_slot = 0;
   uint64_t now = 0;
+  std::vector<uint64_t> stream_last(streams, 0);
   auto push = [&](uint64_t start) {
+    const size_t stream = streams > 1 ? rng() % streams : 0;
+    if (ordered_streams) start = stream_last[stream] = std::max(start, stream_last[stream]);
     uint64_t end = start + rng() % 4;
-    q.Push(start, end, next_slot);
+    q.Push(start, end, next_slot, stream);
     waiting.push_back(Item{start, end, next_slot++});
   };
   std::vector<uint32_t> got;
@@ -252,6 +257,16 @@ TEST(ExportStartOrderQueue, WatermarkTakesAndPopsComeOutInStartLongerArrivalOrde
 }
 
 TEST(ExportStartOrderQueue, SameOrderWhileManyWaitAndUnderSinglePops) { CheckQueueAgainstReference(8, true); }
+
+TEST(ExportStartOrderQueue, ArrivalsInSeveralStreamsComeOutInTheSameOrder) {
+  CheckQueueAgainstReference(9, false, 3, false);
+  CheckQueueAgainstReference(10, true, 5, false);
+}
+
+TEST(ExportStartOrderQueue, StreamsInTheirOwnOrderAreMergedInTheSameOrder) {
+  CheckQueueAgainstReference(11, false, 3, true);
+  CheckQueueAgainstReference(12, true, StartOrderQueue::kStreams, true);
+}
 
 TEST(ExportStartOrderQueue, TakeAllWithoutAnyPopSortsWhatWaits) {
   StartOrderQueue q;

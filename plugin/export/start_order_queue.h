@@ -6,7 +6,8 @@
 // Nearly every slice leaves through TakeBefore (the watermark passed its start), a few hundred at
 // a time, while thousands wait (tens of thousands where the watermark is held back by an event
 // open for long). So what waits is kept as sorted runs: what arrived since the last take is
-// sorted into a run of its own, and each run is kept at least twice as long as the next, by
+// sorted into a run of its own (each stream of arrivals sorted apart, where it needs it at all,
+// and the streams merged), and each run is kept at least twice as long as the next, by
 // merging the newest ones, so there are at most about log2(waiting) runs and an entry is merged
 // about log2 times in its wait. A take is then each run's prefix before the watermark (a
 // compare an entry taken), sorted together when more than one run gave some. A scan of every
@@ -32,8 +33,11 @@ class StartOrderQueue {
   size_t size() const { return size_; }
   size_t runs() const { return runs_.size(); }  // visible for testing
 
-  void Push(uint64_t start, uint64_t end, uint32_t slot) {
-    incoming_.emplace_back(start, end, seq_++, slot);
+  // |stream| (below kStreams) names a sequence whose entries arrive in about their order (the
+  // layout's track types: host calls, GPU work, ...); any value is right, a good one is cheaper.
+  static constexpr size_t kStreams = 16;
+  void Push(uint64_t start, uint64_t end, uint32_t slot, size_t stream = 0) {
+    incoming_[stream % kStreams].emplace_back(start, end, seq_++, slot);
     ++size_;
   }
 
@@ -109,12 +113,37 @@ class StartOrderQueue {
     const Entry& front() const { return entries[head]; }
   };
 
+  // The arrivals since the last take become one run: each stream's, sorted unless it already is
+  // (arrivals of one stream mostly are; of all streams together, far from it), merged.
   void SealIncoming() {
-    if (incoming_.empty()) return;
-    std::sort(incoming_.begin(), incoming_.end(), ByOrder());
+    std::vector<Entry>* sorted[kStreams];
+    size_t n = 0, total = 0;
+    for (std::vector<Entry>& stream : incoming_) {
+      if (stream.empty()) continue;
+      if (!std::is_sorted(stream.begin(), stream.end(), ByOrder())) std::sort(stream.begin(), stream.end(), ByOrder());
+      sorted[n++] = &stream;
+      total += stream.size();
+    }
+    if (n == 0) return;
     runs_.emplace_back();
-    runs_.back().entries.swap(incoming_);
-    incoming_ = TakeSpare();
+    std::vector<Entry>& run = runs_.back().entries;
+    run = TakeSpare();
+    if (n == 1) {
+      run.swap(*sorted[0]);
+    } else {
+      std::vector<Entry> merged = TakeSpare();
+      run.reserve(total);
+      merged.reserve(total);
+      std::merge(sorted[0]->begin(), sorted[0]->end(), sorted[1]->begin(), sorted[1]->end(), std::back_inserter(run),
+                 ByOrder());
+      for (size_t i = 2; i < n; ++i) {
+        merged.clear();
+        std::merge(run.begin(), run.end(), sorted[i]->begin(), sorted[i]->end(), std::back_inserter(merged), ByOrder());
+        run.swap(merged);
+      }
+      Recycle(&merged);
+      for (size_t i = 0; i < n; ++i) sorted[i]->clear();
+    }
     while (runs_.size() >= 2 && runs_[runs_.size() - 2].live() <= 2 * runs_.back().live()) MergeNewestTwo();
   }
 
@@ -166,7 +195,7 @@ class StartOrderQueue {
   static constexpr size_t kMaxSpare = 8;
   static constexpr size_t kMaxSpareEntries = size_t{1} << 14;
 
-  std::vector<Entry> incoming_;  // arrived since the last take, in arrival order
+  std::vector<Entry> incoming_[kStreams];  // arrived since the last take, in arrival order
   std::vector<Run> runs_;        // each at least twice as long as the next when sealed
   std::vector<Entry> taken_;
   std::vector<std::vector<Entry>> spare_;

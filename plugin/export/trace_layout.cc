@@ -91,7 +91,8 @@ uint32_t TraceLayout::TakeSlot() {
 
 void TraceLayout::Enqueue(uint32_t slot) {
   const Pending& p = SlotAt(slot);
-  queue_.Push(p.start, p.end, slot);
+  // By track type: each type's slices arrive in about their start order, all of them together not.
+  queue_.Push(p.start, p.end, slot, static_cast<size_t>(p.type));
   if (queue_.size() > kMaxReorder) PlaceSlot(queue_.PopFirst());
 }
 
