@@ -233,24 +233,42 @@ class JsonOut {
   }
   // Exactly eight digits, leading zeros included.
   static void Write8(char* out, uint32_t v) {
-    const uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(out, kPairs + 2 * (hi / 100), 2);
-    memcpy(out + 2, kPairs + 2 * (hi % 100), 2);
-    memcpy(out + 4, kPairs + 2 * (lo / 100), 2);
-    memcpy(out + 6, kPairs + 2 * (lo % 100), 2);
+    const uint64_t digits = Digits8(v);
+    memcpy(out, &digits, 8);
   }
-  // |v| < 10^8 without leading zeros: all eight digits made, and the last |n| of them copied as
+  // |v| < 10^8 without leading zeros: all eight digits made, and the last |n| of them written as
   // eight bytes (the room every caller takes), so that neither the count of digits nor the copy
-  // is a loop or a chain of compares whose outcome changes from number to number.
+  // is a loop or a chain of compares whose outcome changes from number to number. The digits
+  // are shifted in a register: made in memory and loaded back from an offset, the load waited
+  // for the four stores it spans (half of this function's time in the JSON export).
   static char* WriteHead(char* out, uint32_t v) {
     static constexpr uint32_t kPowers[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
     const int bits = 32 - __builtin_clz(v | 1);
     const int t = (bits * 1233) >> 12;  // log10(2^bits), rounded down: the digits, or one more
     const int n = t + 1 - ((v | 1) < kPowers[t]);
-    char digits[16] = {};
-    Write8(digits, v);
-    memcpy(out, digits + 8 - n, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    const uint64_t digits = Digits8(v) << (8 * (8 - n));  // the leading zeros are the high bytes
+#else
+    const uint64_t digits = Digits8(v) >> (8 * (8 - n));  // the leading zeros are the low bytes
+#endif
+    memcpy(out, &digits, 8);
     return out + n;
+  }
+  // The eight digits of |v| < 10^8 as the bytes of a word in memory order (the first digit in
+  // the lowest byte on a little-endian host, the highest on a big-endian one).
+  static uint64_t Digits8(uint32_t v) {
+    const uint32_t hi = v / 10000, lo = v % 10000;
+    const uint64_t pairs[4] = {Pair(hi / 100), Pair(hi % 100), Pair(lo / 100), Pair(lo % 100)};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return pairs[0] << 48 | pairs[1] << 32 | pairs[2] << 16 | pairs[3];
+#else
+    return pairs[0] | pairs[1] << 16 | pairs[2] << 32 | pairs[3] << 48;
+#endif
+  }
+  static uint16_t Pair(uint32_t below_100) {
+    uint16_t pair;
+    memcpy(&pair, kPairs + 2 * below_100, 2);
+    return pair;
   }
 
   JsonOut& Escaped(std::string_view s) {
