@@ -996,6 +996,34 @@ TEST_F(ExportTest, GeneratedSpoolIsValidAndComplete) {
   EXPECT_EQ(Slices(tr, "CollGpu").size(), Slices(tr, "Coll").size());
 }
 
+// A spool long enough for dozens of the export's batches between its halves and, with the
+// interning state reset every 64 KiB, for many restarts of the `.pftrace`'s sequence: one thread
+// (everything inline) and two to four (the halves on threads, write-behind, blocks decoded ahead)
+// write the same bytes in every format.
+TEST_F(ExportTest, ThreadCountsWriteTheSameBytesThroughManyBatches) {
+  GenerateRealisticSpool(dir_ + "/g.kspool", 30000, 4, 4, true, dir_ + "/g.json");
+  for (katrace::TraceFormat format :
+       {katrace::TraceFormat::kJson, katrace::TraceFormat::kPerfetto, katrace::TraceFormat::kNvtxt}) {
+    std::string one_thread;
+    for (int threads = 1; threads <= 4; ++threads) {
+      katrace::ExportOptions o;
+      o.output = dir_ + "/g" + std::to_string(threads) + katrace::TraceFormatExtension(format);
+      o.format = format;
+      o.perfetto_reset_bytes = 64 << 10;
+      o.summary = false;
+      o.progress = false;
+      o.threads = threads;
+      const katrace::ExportReport r = katrace::ExportSpool(dir_ + "/g.kspool", o);
+      ASSERT_TRUE(r.ok) << r.message;
+      const std::string bytes = ReadFileBytes(o.output);
+      ASSERT_GT(bytes.size(), size_t{1} << 20);
+      if (threads == 1) one_thread = bytes;
+      EXPECT_TRUE(bytes == one_thread) << katrace::TraceFormatExtension(format) << ": " << threads
+                                       << " threads write another trace than one";
+    }
+  }
+}
+
 // A GPU clock 5 ms ahead of realtime whose first KernelCh is seen 2.7 ms late (the proxy was
 // busy): the fit follows the many prompt observations, not the first one, and no GPU slice lands
 // before its launch (a placement frozen at the first observation put every later slice 2.7 ms

@@ -51,6 +51,27 @@ TEST_P(ExportFixtureTest, JsonIsByteIdenticalToTheCommittedExport) {
                                << got.substr(first > 80 ? first - 80 : 0, 200);
 }
 
+// One thread exports inline; two or more split the export into halves on threads of their own
+// with write-behind (exporter.cc), and more decode blocks ahead: none of it may change a byte.
+TEST_P(ExportFixtureTest, EveryThreadCountWritesTheSameTraceInEveryFormat) {
+  const std::string dir = MakeTempDir();
+  const std::string spool = SpoolDir() + "/" + GetParam() + ".kspool";
+  for (const char* format : {"json", "perfetto", "nvtxt"}) {
+    std::string one_thread;
+    for (const char* threads : {"1", "2", "3", "4"}) {
+      const std::string out = dir + "/t" + threads + "." + format;
+      ProcessOutput p = RunProcess(ToolPath("katrace-export"),
+                                   {"--keep-spool", "--quiet", "--threads", threads, "--format", format, spool, "-o", out},
+                                   {}, dir);
+      ASSERT_EQ(p.exit_code, 0) << format << ", " << threads << " threads: " << p.err;
+      const std::string got = ReadWholeFile(out);
+      ASSERT_GT(got.size(), 1000u) << format << ", " << threads << " threads";
+      if (one_thread.empty()) one_thread = got;
+      EXPECT_TRUE(got == one_thread) << format << ": " << threads << " threads write another trace than one";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Spools, ExportFixtureTest, ::testing::Values("sim_all_kinds", "sim_default_mask"));
 
 }  // namespace
