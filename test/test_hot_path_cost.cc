@@ -7,7 +7,11 @@
 // implicitly) and the reads of the processor's clock (rdtsc, rdtscp: the host clock the plugin
 // reads, directly or through the vDSO's clock_gettime). Counts do not depend on the machine's
 // load, so the targets of the hot path are asserted here; timings stay in the benchmarks.
+// With KATRACE_HOT_PATH_TRAIL=FILE the median collective's instructions are written to FILE, one
+// line each (its callback's number and name, and its offset in the .so, or "-" outside it), for
+// bench/hot_path_breakdown.py to attribute to the plugin's functions.
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
@@ -57,6 +61,7 @@ struct CollectiveCost {
   uint64_t locked[kCallbacks] = {};
   uint64_t clock_reads[kCallbacks] = {};
   int callbacks = 0;
+  std::vector<std::pair<int, uint64_t>> trail;  // each instruction's callback and address, in order
   uint64_t TotalInstructions() const {
     uint64_t n = 0;
     for (uint64_t i : instructions) n += i;
@@ -113,16 +118,20 @@ Instruction Classify(const uint8_t* bytes) {
   _exit(0);
 }
 
+// The load address of the object that holds |symbol|, 0 if none.
+uint64_t ObjectBase(const void* symbol) {
+  Dl_info info;
+  return dladdr(symbol, &info) != 0 ? reinterpret_cast<uint64_t>(info.dli_fbase) : 0;
+}
+
 // The address ranges of the executable segments of the object that holds |symbol| (the child
 // was forked after the plugin was loaded, so it has the same ones).
 std::vector<std::pair<uint64_t, uint64_t>> CodeRanges(const void* symbol) {
   struct Search {
     uint64_t base;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  } search{0, {}};
-  Dl_info info;
-  if (dladdr(symbol, &info) == 0) return {};
-  search.base = reinterpret_cast<uint64_t>(info.dli_fbase);
+  } search{ObjectBase(symbol), {}};
+  if (search.base == 0) return {};
   dl_iterate_phdr(
       [](dl_phdr_info* object, size_t, void* data) {
         auto* found = static_cast<Search*>(data);
@@ -137,6 +146,24 @@ std::vector<std::pair<uint64_t, uint64_t>> CodeRanges(const void* symbol) {
       },
       &search);
   return search.ranges;
+}
+
+// Writes |cost|'s instructions to |path| (see the top of this file); says where, or why not.
+void WriteTrail(const char* path, const CollectiveCost& cost, const ncclProfiler_v6_t* p) {
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) {
+    printf("KATRACE_HOT_PATH_TRAIL: cannot write %s: %s\n", path, strerror(errno));
+    return;
+  }
+  const uint64_t base = ObjectBase(p);
+  const std::vector<std::pair<uint64_t, uint64_t>> own = CodeRanges(p);
+  for (const auto& [at, rip] : cost.trail) {
+    const bool ours = std::any_of(own.begin(), own.end(), [&](const auto& r) { return r.first <= rip && rip < r.second; });
+    if (ours) fprintf(f, "%d %s 0x%llx\n", at, kCallbackNames[at], static_cast<unsigned long long>(rip - base));
+    else fprintf(f, "%d %s -\n", at, kCallbackNames[at]);
+  }
+  const bool written = fclose(f) == 0;
+  printf("KATRACE_HOT_PATH_TRAIL: %s %s\n", written ? "wrote" : "could not finish", path);
 }
 
 class Tracer {
@@ -190,6 +217,7 @@ class Tracer {
       if (entry_sp == 0) continue;
       const int at = cost->callbacks - 1;
       ++cost->instructions[at];
+      cost->trail.emplace_back(at, regs.rip);
       for (const auto& range : own_code_) cost->own_instructions += range.first <= regs.rip && regs.rip < range.second;
       const Instruction what = ClassifyAt(regs.rip);
       cost->locked[at] += what == Instruction::kLocked;
@@ -270,6 +298,7 @@ class HotPathCost : public ::testing::Test {
       for (int i = 0; i < kCallbacks; ++i) row(kCallbackNames[i], m.instructions[i], m.locked[i], m.clock_reads[i]);
       row("all 13", m.TotalInstructions(), m.TotalLocked(), m.TotalClockReads());
       printf("  of the instructions, %llu in the plugin's own code\n", static_cast<unsigned long long>(m.own_instructions));
+      if (const char* trail = getenv("KATRACE_HOT_PATH_TRAIL")) WriteTrail(trail, m, p);
       return m;
     }();
     return median;
@@ -290,6 +319,22 @@ TEST_F(HotPathCost, EveryCallbackOfTheCollectiveIsCounted) {
   const CollectiveCost c = Measure();
   ASSERT_EQ(c.callbacks, kCallbacks);
   for (int i = 0; i < kCallbacks; ++i) EXPECT_GT(c.instructions[i], 0u) << kCallbackNames[i];
+}
+
+// The trail bench/hot_path_breakdown.py attributes holds each counted instruction once, in the
+// callbacks' order.
+TEST_F(HotPathCost, TheTrailHoldsEveryCountedInstructionInOrder) {
+  const CollectiveCost c = Measure();
+  ASSERT_EQ(c.trail.size(), c.TotalInstructions());
+  uint64_t per_callback[kCallbacks] = {};
+  int previous = 0;
+  for (const auto& step : c.trail) {
+    ASSERT_GE(step.first, previous);
+    ASSERT_LT(step.first, kCallbacks);
+    previous = step.first;
+    ++per_callback[step.first];
+  }
+  for (int i = 0; i < kCallbacks; ++i) EXPECT_EQ(per_callback[i], c.instructions[i]) << kCallbackNames[i];
 }
 
 // GroupApi, CollApi and Group are reported only for the Coll's sake under this mask: no slot, no
